@@ -1,0 +1,5 @@
+import sys
+
+from jiyi.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,192 @@
+"""The `jiyi` command: serve, add, search, list, history, export, import."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from jiyi.errors import JiyiError
+from jiyi.settings import Settings
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    for key in ("store", "embedder", "config_file", "home"):
+        value = getattr(args, key, None)
+        if value is not None:
+            overrides[key] = value
+    if getattr(args, "host", None):
+        overrides["host"] = args.host
+    if getattr(args, "port", None):
+        overrides["port"] = args.port
+    return Settings(**overrides)
+
+
+def _memory(args: argparse.Namespace) -> Any:
+    from jiyi.memory import Memory
+
+    return Memory.from_config(_settings(args).to_config())
+
+
+def _print(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _scope_args(args: argparse.Namespace) -> dict[str, str]:
+    return {k: v for k in ("user_id", "agent_id", "run_id") if (v := getattr(args, k, None))}
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from jiyi.memory import AsyncMemory
+    from jiyi.server import create_app
+
+    settings = _settings(args)
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    memory = AsyncMemory.from_config(settings.to_config())
+    app = create_app(memory, admin_api_key=settings.admin_api_key)
+    print(f"jiyi {memory.store.url} · embedder {memory.embedder.model_id} · http://{settings.host}:{settings.port}/docs",
+          file=sys.stderr)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    return 0
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        metadata = json.loads(args.metadata) if args.metadata else None
+        messages = [{"role": args.role, "content": text} for text in args.text]
+        _print(memory.add(messages, infer=False, metadata=metadata, timestamp=args.timestamp,
+                          expiration_date=args.expiration_date, **_scope_args(args)))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        filters = json.loads(args.filters) if args.filters else None
+        _print(memory.search(args.query, top_k=args.top_k, filters=filters, threshold=args.threshold,
+                             explain=args.explain, **_scope_args(args)))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        _print(memory.get_all(limit=args.limit, show_expired=args.show_expired, **_scope_args(args)))
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        _print(memory.history(args.memory_id))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from jiyi.records import Scope
+    from jiyi.transfer import export_jsonl
+
+    with _memory(args) as memory:
+        scope = Scope(**_scope_args(args))
+        if args.output == "-":
+            count = export_jsonl(memory.store, sys.stdout, scope, args.include_deleted)
+        else:
+            with open(args.output, "w", encoding="utf-8") as out:
+                count = export_jsonl(memory.store, out, scope, args.include_deleted)
+    print(f"exported {count} memories", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from jiyi.transfer import import_jsonl
+
+    path = Path(args.input)
+    if not path.is_file():
+        raise JiyiError(f"no such file: {path}")
+    with _memory(args) as memory, path.open(encoding="utf-8") as lines, tqdm(
+        total=path.stat().st_size, unit="B", unit_scale=True, desc="import", disable=args.quiet or None,
+        file=sys.stderr,
+    ) as bar:
+        report = import_jsonl(memory.store, memory.embedder, lines, on_progress=bar.update)
+    _print({"imported": report.imported, "skipped_existing": report.skipped_existing,
+            "history_rows": report.history_rows, "errors": report.errors[:20], "error_count": len(report.errors)})
+    return 1 if report.errors else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jiyi", description="jiyi (记忆): long-term memory for AI chat assistants")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--store", help="store URL (default sqlite:///~/.jiyi/memory.db; env JIYI_STORE)")
+    common.add_argument("--embedder", help='"e5", "use", "hashing" or "openai:<model>" (env JIYI_EMBEDDER)')
+    common.add_argument("--config", dest="config_file", help="TOML/JSON config file, jiyi's or mem0's (env JIYI_CONFIG_FILE)")
+    common.add_argument("--home", help="data directory (default ~/.jiyi; env JIYI_HOME)")
+    scoped = argparse.ArgumentParser(add_help=False)
+    scoped.add_argument("--user-id", "-u", dest="user_id")
+    scoped.add_argument("--agent-id", "-a", dest="agent_id")
+    scoped.add_argument("--run-id", "-r", dest="run_id")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("serve", parents=[common], help="run the REST server (mem0-compatible)")
+    p.add_argument("--host", help="default 127.0.0.1 (env JIYI_HOST)")
+    p.add_argument("--port", type=int, help="default 8888 (env JIYI_PORT)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("add", parents=[common, scoped], help="store text as memories (infer=False)")
+    p.add_argument("text", nargs="+", help="one memory per argument")
+    p.add_argument("--role", default="user")
+    p.add_argument("--metadata", help="JSON object")
+    p.add_argument("--timestamp", help="when it was said (ISO 8601)")
+    p.add_argument("--expiration-date", dest="expiration_date", help="YYYY-MM-DD")
+    p.set_defaults(func=cmd_add)
+
+    p = sub.add_parser("search", parents=[common, scoped], help="hybrid search within a scope")
+    p.add_argument("query")
+    p.add_argument("--top-k", "-k", dest="top_k", type=int, default=5)
+    p.add_argument("--filters", help="JSON object in mem0's filter grammar")
+    p.add_argument("--threshold", type=float)
+    p.add_argument("--explain", action="store_true")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("list", parents=[common, scoped], help="list memories of a scope, newest first")
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--show-expired", action="store_true")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("history", parents=[common], help="the history rows of one memory")
+    p.add_argument("memory_id")
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("export", parents=[common, scoped], help="write memories and history as JSON Lines")
+    p.add_argument("output", nargs="?", default="-", help="file (default: standard output)")
+    p.add_argument("--include-deleted", action="store_true")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import", parents=[common], help="load a JSON Lines export (existing ids are kept)")
+    p.add_argument("input")
+    p.add_argument("--quiet", "-q", action="store_true")
+    p.set_defaults(func=cmd_import)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except JiyiError as exc:
+        print(f"jiyi: {exc}", file=sys.stderr)
+        return 2
+    except json.JSONDecodeError as exc:
+        print(f"jiyi: invalid JSON argument: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""mem0's filter grammar, parsed once into a small tree that every store translates.
+
+    {"key": value}                         equality ("*" means: the key is present)
+    {"key": {"eq|ne|gt|gte|lt|lte|in|nin|contains|icontains": v}}
+    {"AND": [...]}, {"OR": [...]}, {"NOT": [...]}   (NOT: none of the listed conditions holds)
+
+Keys that name a record column (actor_id, role, memory_type, created_at, ...) filter that column; any other key
+filters the caller's metadata. user_id / agent_id / run_id at the top level become the search scope.
+`matches` is the reference semantics; the SQL translations are tested against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from jiyi.errors import InvalidInput
+from jiyi.records import MemoryRecord, Scope
+
+OPERATORS = frozenset({"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains"})
+SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+# Columns a filter may name directly; everything else is looked up in metadata.
+COLUMN_KEYS = frozenset({
+    "user_id", "agent_id", "run_id", "actor_id", "role", "memory_type", "layer", "category", "source", "hash",
+    "importance", "strength", "access_count", "confidence", "verified", "created_at", "updated_at",
+    "last_accessed_at", "event_time", "expiration_date", "tags",
+})
+DATETIME_KEYS = frozenset({"created_at", "updated_at", "last_accessed_at", "event_time", "expiration_date"})
+_LOGIC = {"AND": "AND", "OR": "OR", "NOT": "NOT", "$AND": "AND", "$OR": "OR", "$NOT": "NOT"}
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    key: str
+    op: str  # one of OPERATORS or "exists"
+    value: Any
+
+    @property
+    def is_column(self) -> bool:
+        return self.key in COLUMN_KEYS
+
+
+@dataclass(frozen=True, slots=True)
+class Logic:
+    kind: str  # AND | OR | NOT
+    items: tuple[Node, ...]
+
+
+Node = Condition | Logic
+
+
+def parse_datetime(value: Any, field: str) -> datetime:
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise InvalidInput(f"filter on {field}: {value!r} is not an ISO date or datetime") from exc
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        parsed = datetime.fromtimestamp(value, UTC)
+    else:
+        raise InvalidInput(f"filter on {field}: expected an ISO date or datetime, got {value!r}")
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _condition(key: str, op: str, value: Any) -> Condition:
+    if op not in OPERATORS:
+        raise InvalidInput(f"filter on {key!r}: unknown operator {op!r}; use one of {sorted(OPERATORS)}")
+    if op in ("in", "nin") and not isinstance(value, list | tuple):
+        raise InvalidInput(f"filter on {key!r}: operator {op!r} needs a list of values")
+    if op in ("gt", "gte", "lt", "lte") and (isinstance(value, bool) or not isinstance(value, int | float | str)):
+        raise InvalidInput(f"filter on {key!r}: operator {op!r} needs a number or a date")
+    if op == "icontains" and not isinstance(value, str):
+        raise InvalidInput(f"filter on {key!r}: operator 'icontains' needs a string")
+    if key in DATETIME_KEYS:
+        if op in ("in", "nin"):
+            value = tuple(parse_datetime(v, key) for v in value)
+        elif op not in ("contains", "icontains"):
+            value = parse_datetime(value, key)
+    elif op in ("in", "nin"):
+        value = tuple(value)
+    return Condition(key, op, value)
+
+
+def _parse_node(data: Any, where: str) -> list[Node]:
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{where}: a filter must be an object, got {type(data).__name__}")
+    nodes: list[Node] = []
+    for key, value in data.items():
+        if not isinstance(key, str) or not key:
+            raise InvalidInput(f"{where}: filter keys must be non-empty strings")
+        logic = _LOGIC.get(key.upper())
+        if logic:
+            if isinstance(value, dict):
+                value = [value]
+            if not isinstance(value, list) or not value:
+                raise InvalidInput(f"{where}: {key} needs a non-empty list of filters")
+            items: list[Node] = []
+            for index, item in enumerate(value):
+                items.extend(_parse_node(item, f"{where}.{key}[{index}]"))
+            nodes.append(Logic(logic, tuple(items)))
+        elif isinstance(value, dict):
+            if not value:
+                raise InvalidInput(f"{where}: filter on {key!r} has no operator")
+            for op, operand in value.items():
+                nodes.append(_condition(key, str(op).lower(), operand))
+        elif value == "*":
+            nodes.append(Condition(key, "exists", None))
+        else:
+            nodes.append(_condition(key, "eq", value))
+    return nodes
+
+
+def parse_filters(filters: dict[str, Any] | None) -> Node | None:
+    if not filters:
+        return None
+    nodes = _parse_node(filters, "filters")
+    if not nodes:
+        return None
+    return nodes[0] if len(nodes) == 1 else Logic("AND", tuple(nodes))
+
+
+def split_scope(filters: dict[str, Any] | None) -> tuple[dict[str, str], dict[str, Any]]:
+    """Take top-level user_id/agent_id/run_id equalities out of a filter dict (mem0 v2 puts the ids there)."""
+    if not filters:
+        return {}, {}
+    if not isinstance(filters, dict):
+        raise InvalidInput("filters must be an object")
+    ids: dict[str, str] = {}
+    rest: dict[str, Any] = {}
+    for key, value in filters.items():
+        if key in SCOPE_KEYS and isinstance(value, str) and value != "*":
+            ids[key] = value
+        elif key in SCOPE_KEYS and isinstance(value, dict) and set(value) == {"eq"} and isinstance(value["eq"], str):
+            ids[key] = value["eq"]
+        else:
+            rest[key] = value
+    return ids, rest
+
+
+def merge_scope(scope: Scope, filters: dict[str, Any] | None) -> tuple[Scope, dict[str, Any]]:
+    """Combine explicit ids with ids given inside `filters`; conflicting values are an error, not a guess."""
+    ids, rest = split_scope(filters)
+    merged = scope.as_dict()
+    for key, value in ids.items():
+        if key in merged and merged[key] != value:
+            raise InvalidInput(f"{key} is given twice with different values ({merged[key]!r} and {value!r})")
+        merged[key] = value
+    return Scope(**merged), rest
+
+
+# --- reference semantics -------------------------------------------------------------------------------
+
+
+def _lookup(record: MemoryRecord, key: str) -> tuple[bool, Any]:
+    if key in SCOPE_KEYS:
+        value = getattr(record.scope, key)
+        return value is not None, value
+    if key in COLUMN_KEYS:
+        value = getattr(record, key)
+        if hasattr(value, "value"):
+            value = value.value
+        return value is not None, value
+    if key in record.metadata:
+        return record.metadata[key] is not None, record.metadata[key]
+    return False, None
+
+
+def _compare(op: str, actual: Any, expected: Any) -> bool:
+    try:
+        if op == "gt":
+            return bool(actual > expected)
+        if op == "gte":
+            return bool(actual >= expected)
+        if op == "lt":
+            return bool(actual < expected)
+        return bool(actual <= expected)
+    except TypeError:
+        return False
+
+
+def _eval_condition(cond: Condition, record: MemoryRecord) -> bool:
+    present, actual = _lookup(record, cond.key)
+    op, expected = cond.op, cond.value
+    if op == "exists":
+        return present
+    if op == "ne":
+        return not present or actual != expected
+    if op == "nin":
+        return not present or actual not in expected
+    if not present:
+        return False
+    if op == "eq":
+        return bool(actual == expected)
+    if op == "in":
+        return actual in expected
+    if op == "contains":
+        if isinstance(actual, list):
+            return expected in actual
+        return isinstance(actual, str) and str(expected) in actual
+    if op == "icontains":
+        if isinstance(actual, list):
+            return any(isinstance(a, str) and a.lower() == expected.lower() for a in actual)
+        return isinstance(actual, str) and expected.lower() in actual.lower()
+    if isinstance(actual, bool) or isinstance(expected, bool):
+        return False
+    if isinstance(expected, int | float) and not isinstance(actual, int | float):
+        return False
+    if isinstance(expected, str) and not isinstance(actual, str):
+        return False
+    return _compare(op, actual, expected)
+
+
+def matches(node: Node | None, record: MemoryRecord) -> bool:
+    if node is None:
+        return True
+    if isinstance(node, Condition):
+        return _eval_condition(node, record)
+    if node.kind == "AND":
+        return all(matches(item, record) for item in node.items)
+    if node.kind == "OR":
+        return any(matches(item, record) for item in node.items)
+    return not any(matches(item, record) for item in node.items)

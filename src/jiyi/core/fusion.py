@@ -1,0 +1,47 @@
+"""Fusing ranked lists from several recall paths into one ordering with an absolute score.
+
+Plain reciprocal-rank fusion orders well but its score says nothing about relevance: the best of ten irrelevant
+memories still gets a top score. Here each path's reciprocal-rank contribution is scaled by that path's own
+relevance in [0, 1] (calibrated cosine, keyword coverage), so the fused score is in [0, 1], ranks like RRF when
+the paths agree, and stays low when nothing is really relevant — which is what `threshold` needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+RRF_K = 60
+
+
+@dataclass(frozen=True, slots=True)
+class PathHit:
+    memory_id: str
+    raw_score: float  # what the path measured (cosine, bm25, ...)
+    relevance: float  # the same, mapped to [0, 1]
+
+
+@dataclass(slots=True)
+class Fused:
+    memory_id: str
+    score: float
+    paths: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+def fuse(
+    ranked: Mapping[str, Sequence[PathHit]],
+    weights: Mapping[str, float] | None = None,
+    k: int = RRF_K,
+) -> list[Fused]:
+    """Fuse per-path hit lists (each sorted best first). Ties break on memory id, so input order never matters."""
+    weights = weights or {}
+    total_weight = sum(weights.get(path, 1.0) for path in ranked) or 1.0
+    fused: dict[str, Fused] = {}
+    for path, hits in ranked.items():
+        weight = weights.get(path, 1.0)
+        for rank, hit in enumerate(hits, start=1):
+            entry = fused.setdefault(hit.memory_id, Fused(hit.memory_id, 0.0))
+            relevance = min(max(hit.relevance, 0.0), 1.0)
+            entry.score += weight * relevance * (k + 1) / (k + rank) / total_weight
+            entry.paths[path] = {"rank": rank, "score": round(hit.raw_score, 6), "relevance": round(relevance, 6)}
+    return sorted(fused.values(), key=lambda f: (-f.score, f.memory_id))

@@ -1,0 +1,81 @@
+"""Turning what callers pass as `messages` (a string, one dict, a list of dicts) into validated chat messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from jiyi.errors import InvalidInput
+
+ROLES = frozenset({"user", "assistant", "system", "tool", "function", "developer"})
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    role: str
+    content: str
+    name: str | None = None
+    created_at: datetime | None = None
+    external_id: str | None = None
+
+
+def parse_time(value: Any, field: str = "timestamp") -> datetime | None:
+    """ISO 8601 text, a datetime or Unix seconds; naive values are taken as UTC."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            parsed = datetime.fromtimestamp(float(value), UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise InvalidInput(f"{field}: {value!r} is not a valid Unix time") from exc
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise InvalidInput(f"{field}: {value!r} is not an ISO 8601 date or datetime") from exc
+    else:
+        raise InvalidInput(f"{field}: expected an ISO 8601 string or Unix seconds, got {type(value).__name__}")
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _text_of(content: Any, index: int) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        # OpenAI multi-part content: keep the text parts (images have no text to remember here).
+        parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        return "\n".join(part for part in parts if isinstance(part, str))
+    raise InvalidInput(f"messages[{index}].content must be a string or a list of content parts")
+
+
+def normalize_messages(messages: Any) -> list[ChatMessage]:
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    elif isinstance(messages, dict):
+        messages = [messages]
+    if not isinstance(messages, list) or not messages:
+        raise InvalidInput("messages must be a non-empty string, a message object or a non-empty list of them")
+    out = []
+    for index, item in enumerate(messages):
+        if not isinstance(item, dict):
+            raise InvalidInput(f"messages[{index}] must be an object with role and content")
+        role = item.get("role")
+        if not isinstance(role, str) or role not in ROLES:
+            raise InvalidInput(f"messages[{index}].role must be one of {sorted(ROLES)}, got {role!r}")
+        if "content" not in item or item["content"] is None:
+            raise InvalidInput(f"messages[{index}] has no content")
+        name = item.get("name")
+        if name is not None and not isinstance(name, str):
+            raise InvalidInput(f"messages[{index}].name must be a string")
+        external_id = item.get("id", item.get("message_id"))
+        out.append(ChatMessage(
+            role=role,
+            content=_text_of(item["content"], index),
+            name=name,
+            created_at=parse_time(item.get("created_at", item.get("timestamp")), f"messages[{index}].created_at"),
+            external_id=str(external_id) if external_id is not None else None,
+        ))
+    return out

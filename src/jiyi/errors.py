@@ -1,0 +1,33 @@
+"""Errors raised by jiyi. Entry points map them to exit codes and HTTP statuses in one place each."""
+
+
+class JiyiError(Exception):
+    """Base class of every error jiyi raises on purpose."""
+
+
+class InvalidInput(JiyiError, ValueError):
+    """The caller sent something jiyi cannot use; the message says what to fix."""
+
+
+class NotFound(JiyiError, LookupError):
+    """The memory (or other object) does not exist, or is not visible to the caller."""
+
+
+class Unauthorized(JiyiError):
+    """The caller did not present the key a route needs."""
+
+
+class ConfigError(JiyiError):
+    """The configuration is inconsistent or names something that does not exist."""
+
+
+class EmbeddingMismatch(ConfigError):
+    """The store was built with another embedding model or dimension than the one configured."""
+
+
+class BackendUnavailable(JiyiError):
+    """A store, embedding service or LLM could not be reached or answered with an error."""
+
+
+class NotSupportedYet(JiyiError):
+    """A documented feature whose implementation has not landed; never silently ignored."""

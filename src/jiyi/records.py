@@ -1,0 +1,200 @@
+"""The data jiyi keeps: memory records, history events, raw messages, scopes and search hits.
+
+A record carries every field the design needs (layers, forgetting, consolidation, provenance) so that later
+behaviour adds logic, not columns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from jiyi.errors import InvalidInput
+
+
+class MemoryType(StrEnum):
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PREFERENCE = "preference"
+    FACT = "fact"
+    PROCEDURAL = "procedural"
+
+
+class Layer(StrEnum):
+    WORKING = "working"
+    SHORT_TERM = "short_term"
+    LONG_TERM = "long_term"
+
+
+class Category(StrEnum):
+    SYSTEM = "system"
+    CORE = "core"
+    FACT = "fact"
+    EPISODE = "episode"
+
+
+class Source(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    BACKGROUND = "background"
+
+
+class Event(StrEnum):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    NONE = "NONE"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def content_hash(content: str) -> str:
+    # mem0 uses md5 of the text for `hash`; clients compare it, so we keep the same function.
+    return hashlib.md5(content.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Who a memory belongs to. Any non-empty combination of the three ids; search ANDs the given ones."""
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("user_id", "agent_id", "run_id"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise InvalidInput(f"{name} must be a non-empty string")
+
+    @property
+    def is_empty(self) -> bool:
+        return self.user_id is None and self.agent_id is None and self.run_id is None
+
+    def require(self) -> Scope:
+        if self.is_empty:
+            raise InvalidInput("at least one of user_id, agent_id or run_id is required")
+        return self
+
+    def as_dict(self) -> dict[str, str]:
+        return {k: v for k, v in (("user_id", self.user_id), ("agent_id", self.agent_id),
+                                  ("run_id", self.run_id)) if v is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRef:
+    """Provenance: one source message a memory came from."""
+
+    message_id: str
+    role: str
+    created_at: datetime | None = None
+    external_id: str | None = None  # the caller's own id for the message (e.g. a LoCoMo dia_id)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"message_id": self.message_id, "role": self.role}
+        if self.created_at is not None:
+            data["created_at"] = self.created_at.isoformat()
+        if self.external_id is not None:
+            data["external_id"] = self.external_id
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SourceRef:
+        created = data.get("created_at")
+        return cls(
+            message_id=str(data["message_id"]),
+            role=str(data.get("role", "user")),
+            created_at=datetime.fromisoformat(created) if created else None,
+            external_id=data.get("external_id"),
+        )
+
+
+@dataclass(slots=True)
+class MemoryRecord:
+    content: str
+    scope: Scope
+    id: str = field(default_factory=new_id)
+    hash: str = ""
+    actor_id: str | None = None
+    role: str | None = None
+    memory_type: MemoryType = MemoryType.EPISODIC
+    layer: Layer = Layer.SHORT_TERM
+    category: Category = Category.FACT
+    importance: float = 0.5
+    strength: float = 1.0
+    access_count: int = 0
+    confidence: float = 1.0
+    source: Source = Source.USER
+    verified: bool = False
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    provenance: list[SourceRef] = field(default_factory=list)
+    related_ids: list[str] = field(default_factory=list)
+    compression_source_ids: list[str] = field(default_factory=list)
+    created_at: datetime = field(default_factory=utcnow)
+    updated_at: datetime | None = None
+    last_accessed_at: datetime | None = None
+    event_time: datetime | None = None
+    expiration_date: datetime | None = None
+    deleted_at: datetime | None = None
+    delete_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, str) or not self.content.strip():
+            raise InvalidInput("memory content must be a non-empty string")
+        if not self.hash:
+            self.hash = content_hash(self.content)
+
+    def with_content(self, content: str, when: datetime | None = None) -> MemoryRecord:
+        return replace(self, content=content, hash=content_hash(content), updated_at=when or utcnow())
+
+    def is_expired(self, now: datetime | None = None) -> bool:
+        return self.expiration_date is not None and self.expiration_date <= (now or utcnow())
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEvent:
+    """One row of the history table; the columns are mem0's, plus the scope for auditing."""
+
+    memory_id: str
+    event: Event
+    old_memory: str | None
+    new_memory: str | None
+    id: str = field(default_factory=new_id)
+    created_at: datetime = field(default_factory=utcnow)
+    updated_at: datetime | None = None
+    is_deleted: bool = False
+    actor_id: str | None = None
+    role: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A raw chat message kept verbatim, so a turn is never lost whatever extraction does with it."""
+
+    content: str
+    role: str
+    scope: Scope
+    id: str = field(default_factory=new_id)
+    name: str | None = None
+    created_at: datetime = field(default_factory=utcnow)
+    external_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SearchHit:
+    record: MemoryRecord
+    score: float
+    details: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,56 @@
+"""The FastAPI application factory."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, Response
+
+from jiyi import __version__
+from jiyi.memory import AsyncMemory
+from jiyi.server.errors import install_error_handlers
+from jiyi.server.routes import router
+from jiyi.server.state import ServerState
+
+log = logging.getLogger("jiyi.server")
+
+
+def create_app(memory: AsyncMemory, *, admin_api_key: str | None = None) -> FastAPI:
+    state = ServerState(memory, admin_api_key=admin_api_key)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await state.close()
+
+    app = FastAPI(
+        title="jiyi",
+        version=__version__,
+        description="Long-term memory for AI chat assistants. mem0-compatible REST API.",
+        lifespan=lifespan,
+    )
+    app.state.jiyi = state
+    install_error_handlers(app)
+
+    @app.middleware("http")
+    async def request_id_and_metrics(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
+        started = time.perf_counter()
+        response = await call_next(request)
+        response.headers["X-Request-ID"] = request_id
+        route = request.scope.get("route")
+        path = getattr(route, "path", "unmatched")
+        state.metrics.requests.labels(request.method, path, str(response.status_code)).inc()
+        log.debug("%s %s %s %.1fms id=%s", request.method, path, response.status_code,
+                  (time.perf_counter() - started) * 1000, request_id)
+        return response
+
+    app.include_router(router)
+    return app
+
+
+__all__ = ["create_app"]

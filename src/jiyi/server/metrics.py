@@ -1,0 +1,43 @@
+"""Prometheus metrics with the names of the design (memory_add_total, memory_search_latency_seconds, ...).
+
+No user_id label: per-user series would grow without bound and put user ids in a monitoring system.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+
+class _StoreSize(Collector):
+    def __init__(self, count_by_layer: Callable[[], dict[str, int]]) -> None:
+        self._count = count_by_layer
+
+    def collect(self) -> Iterable[Metric]:
+        family = GaugeMetricFamily("memory_store_size", "Live memories in the store", labels=["layer"])
+        for layer, count in sorted(self._count().items()):
+            family.add_metric([layer], count)
+        yield family
+
+
+class Metrics:
+    def __init__(self, count_by_layer: Callable[[], dict[str, int]]) -> None:
+        self.registry = CollectorRegistry()
+        self.add_total = Counter("memory_add_total", "Memories added", ["memory_type"], registry=self.registry)
+        self.update_total = Counter("memory_update_total", "Memories updated", registry=self.registry)
+        self.delete_total = Counter("memory_delete_total", "Memories deleted", registry=self.registry)
+        self.search_latency = Histogram(
+            "memory_search_latency_seconds", "Search latency", registry=self.registry,
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+        )
+        self.add_latency = Histogram(
+            "memory_add_latency_seconds", "Add latency", registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+        )
+        self.requests = Counter(
+            "http_requests_total", "HTTP requests", ["method", "route", "status"], registry=self.registry
+        )
+        self.registry.register(_StoreSize(count_by_layer))

@@ -1,0 +1,28 @@
+"""What the server owns for its lifetime: the Memory, the metrics, the admin key."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from jiyi.memory import AsyncMemory
+from jiyi.server.metrics import Metrics
+
+
+class ServerState:
+    def __init__(self, memory: AsyncMemory, admin_api_key: str | None = None) -> None:
+        self.memory = memory
+        self.admin_api_key = admin_api_key
+        self.metrics = Metrics(lambda: self.memory.store.count())
+        self._lock = asyncio.Lock()
+
+    async def reconfigure(self, config: dict[str, Any]) -> None:
+        """Build the new Memory first; swap only if that worked, so a bad config leaves the service as it was."""
+        async with self._lock:
+            new = await asyncio.to_thread(AsyncMemory.from_config, config)
+            old, self.memory = self.memory, new
+            if old.store is not new.store:
+                await old.close()
+
+    async def close(self) -> None:
+        await self.memory.close()

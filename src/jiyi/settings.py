@@ -1,0 +1,76 @@
+"""Settings from JIYI_* environment variables and an optional config file (TOML or JSON). Read only at the edges:
+the CLI and the server's app factory turn them into a config dict; library classes take explicit arguments."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from jiyi.errors import ConfigError
+
+DEFAULT_HOME = Path("~/.jiyi")
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    file = Path(path).expanduser()
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {file}: {exc.strerror}") from exc
+    try:
+        data = tomllib.loads(text) if file.suffix.lower() == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"config file {file} is not valid {file.suffix.lstrip('.') or 'JSON'}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {file} must hold an object at the top level")
+    return data
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="JIYI_", extra="ignore")
+
+    home: Path = Field(DEFAULT_HOME, description="data directory (the default store lives here)")
+    config_file: Path | None = Field(None, description="TOML or JSON file; may also hold a mem0 config dict")
+    store: str | None = Field(None, description='store URL, e.g. "sqlite:///~/.jiyi/memory.db"')
+    embedder: str = Field("e5", description='"e5", "use", "hashing" or "openai:<model>"')
+    embedder_base_url: str | None = None
+    embedder_api_key: str | None = None
+    embedder_dims: int | None = None
+    host: str = "127.0.0.1"
+    port: int = 8888
+    admin_api_key: str | None = Field(None, description="when set, admin routes (/configure, /reset) need it")
+    log_level: str = "info"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings
+
+    def store_url(self) -> str:
+        return self.store or f"sqlite:///{self.home.expanduser() / 'memory.db'}"
+
+    def to_config(self) -> dict[str, Any]:
+        """The config dict Memory.from_config takes; a config file's keys win over defaults, env over both."""
+        config: dict[str, Any] = load_config_file(self.config_file) if self.config_file else {}
+        explicit = self.model_fields_set
+        if self.store or ("store" not in config and "vector_store" not in config and "history_db_path" not in config):
+            config["store"] = self.store_url()
+        if "embedder" in explicit or "embedder" not in config:
+            embedder: dict[str, Any] = {"provider": self.embedder}
+            for key in ("base_url", "api_key", "dims"):
+                value = getattr(self, f"embedder_{key}")
+                if value is not None:
+                    embedder[key] = value
+            config["embedder"] = embedder
+        return config

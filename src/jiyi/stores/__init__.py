@@ -1,0 +1,44 @@
+"""Stores, picked by one URL: "sqlite:///path/to/memory.db" (default), "sqlite://:memory:"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from jiyi.errors import ConfigError
+from jiyi.stores.base import MemoryStore, ScoredId
+
+StoreFactory = Callable[[str], MemoryStore]
+_REGISTRY: dict[str, StoreFactory] = {}
+
+
+def register_store(scheme: str, factory: StoreFactory) -> None:
+    """`factory(rest)` gets the URL after "scheme://"."""
+    _REGISTRY[scheme] = factory
+
+
+def _sqlite(rest: str) -> MemoryStore:
+    from jiyi.stores.sqlite import SqliteStore
+
+    # sqlite:///relative.db, sqlite:////abs/path.db, sqlite:///~/x.db and sqlite://:memory: are all accepted.
+    path = rest[1:] if rest.startswith("/") else rest
+    if path in ("", ":memory:"):
+        return SqliteStore(":memory:")
+    return SqliteStore(Path(path).expanduser())
+
+
+register_store("sqlite", _sqlite)
+
+
+def build_store(url: str) -> MemoryStore:
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        # A bare path means a SQLite file: the most common thing to type.
+        return _sqlite("/" + url)
+    factory = _REGISTRY.get(scheme.lower())
+    if factory is None:
+        raise ConfigError(f"unknown store {url!r}; supported: {', '.join(f'{s}://' for s in sorted(_REGISTRY))}")
+    return factory(rest)
+
+
+__all__ = ["MemoryStore", "ScoredId", "build_store", "register_store"]

@@ -1,0 +1,122 @@
+"""The store contract. Every backend (SQLite, PostgreSQL, ...) implements it and passes tests/stores/contract.py.
+
+Stores are synchronous and thread-safe; the async Memory facade runs them in worker threads. A change to a memory
+and the history row that records it are written in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from jiyi.core.filters import Node
+from jiyi.records import HistoryEvent, MemoryRecord, Scope, StoredMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredId:
+    memory_id: str
+    score: float
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    url: str
+
+    def bind_embedding(self, model_id: str, dims: int) -> None:
+        """Record the embedding model on first use; raise EmbeddingMismatch if the store holds another one's vectors."""
+        ...
+
+    def embedding_binding(self) -> tuple[str, int] | None:
+        """(model id, dimension) the store's vectors were made with, or None while it holds none."""
+        ...
+
+    def insert(self, records: Sequence[MemoryRecord], vectors: np.ndarray, history: Sequence[HistoryEvent]) -> None:
+        ...
+
+    def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None) -> None:
+        """Replace a live record's fields (and its vector when given)."""
+        ...
+
+    def soft_delete(self, memory_id: str, reason: str, history: HistoryEvent, when: datetime) -> None:
+        ...
+
+    def get(self, memory_id: str, include_deleted: bool = False) -> MemoryRecord | None:
+        ...
+
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """Live records by id; unknown or deleted ids are left out."""
+        ...
+
+    def list(
+        self,
+        scope: Scope,
+        where: Node | None = None,
+        limit: int | None = None,
+        include_expired: bool = False,
+    ) -> list[MemoryRecord]:
+        """Live records in scope, newest first."""
+        ...
+
+    def vector_search(
+        self,
+        scope: Scope,
+        query: np.ndarray,
+        limit: int,
+        where: Node | None = None,
+        include_expired: bool = False,
+    ) -> list[ScoredId]:
+        """Exact cosine search within the scope, best first."""
+        ...
+
+    def keyword_search(
+        self,
+        scope: Scope,
+        terms: Sequence[str],
+        limit: int,
+        where: Node | None = None,
+        include_expired: bool = False,
+    ) -> list[ScoredId]:
+        """BM25 over segmented text (see core.text), best first; a higher score is better."""
+        ...
+
+    def add_history(self, events: Sequence[HistoryEvent]) -> None:
+        """Append history rows as they are (imports); normal changes pass their row to insert/update/delete."""
+        ...
+
+    def known_ids(self, memory_ids: Sequence[str]) -> set[str]:
+        """Which of these ids exist, deleted or not."""
+        ...
+
+    def iter_records(self, scope: Scope | None = None, include_deleted: bool = False) -> Iterator[MemoryRecord]:
+        """Every record (in scope, if given), oldest first, read in pages."""
+        ...
+
+    def record_access(self, memory_ids: Sequence[str], when: datetime) -> None:
+        ...
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        """Oldest first."""
+        ...
+
+    def add_messages(self, messages: Sequence[StoredMessage]) -> None:
+        ...
+
+    def list_messages(self, scope: Scope, limit: int | None = None) -> list[StoredMessage]:
+        """Oldest first."""
+        ...
+
+    def count(self, scope: Scope | None = None) -> dict[str, int]:
+        """Live memories per layer."""
+        ...
+
+    def reset(self) -> None:
+        """Delete everything: memories, history, messages (the embedding binding too)."""
+        ...
+
+    def close(self) -> None:
+        ...

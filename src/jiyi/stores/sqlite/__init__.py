@@ -1,0 +1,3 @@
+from jiyi.stores.sqlite.store import SqliteStore
+
+__all__ = ["SqliteStore"]

@@ -1,0 +1,113 @@
+"""Schema as an append-only list of named migrations. Never edit one that has shipped: append a new one."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+@migration
+def m001_memories(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE memories (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            content TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            user_id TEXT, agent_id TEXT, run_id TEXT, actor_id TEXT, role TEXT,
+            memory_type TEXT NOT NULL, layer TEXT NOT NULL, category TEXT NOT NULL,
+            importance REAL NOT NULL, strength REAL NOT NULL, access_count INTEGER NOT NULL,
+            confidence REAL NOT NULL, source TEXT NOT NULL, verified INTEGER NOT NULL,
+            tags TEXT NOT NULL, metadata TEXT NOT NULL, provenance TEXT NOT NULL,
+            related_ids TEXT NOT NULL, compression_source_ids TEXT NOT NULL,
+            created_at TEXT NOT NULL, updated_at TEXT, last_accessed_at TEXT, event_time TEXT,
+            expiration_date TEXT, deleted_at TEXT, delete_reason TEXT,
+            embedding BLOB
+        )
+        """
+    )
+    for column in ("user_id", "agent_id", "run_id"):
+        db.execute(f"CREATE INDEX memories_{column} ON memories({column}, created_at) WHERE deleted_at IS NULL")
+    db.execute("CREATE INDEX memories_hash ON memories(hash)")
+
+
+@migration
+def m002_history(db: sqlite3.Connection) -> None:
+    # mem0's exact columns, so tools written against mem0's history.db read ours.
+    db.execute(
+        """
+        CREATE TABLE history (
+            id TEXT PRIMARY KEY,
+            memory_id TEXT,
+            old_memory TEXT,
+            new_memory TEXT,
+            event TEXT,
+            created_at DATETIME,
+            updated_at DATETIME,
+            is_deleted INTEGER,
+            actor_id TEXT,
+            role TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX history_memory ON history(memory_id, created_at)")
+
+
+@migration
+def m003_messages(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE messages (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            user_id TEXT, agent_id TEXT, run_id TEXT,
+            role TEXT NOT NULL, name TEXT, content TEXT NOT NULL,
+            created_at TEXT NOT NULL, external_id TEXT, metadata TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX messages_scope ON messages(user_id, agent_id, run_id, rowid)")
+
+
+@migration
+def m004_keyword_index(db: sqlite3.Connection) -> None:
+    # terms: segmented words; chars: CJK characters for substring phrases; scope: one token per owner id, so a
+    # scoped query intersects posting lists instead of filtering every user's matches.
+    db.execute(
+        "CREATE VIRTUAL TABLE memory_fts USING fts5(terms, chars, scope, tokenize='porter unicode61')"
+    )
+
+
+@migration
+def m005_meta(db: sqlite3.Connection) -> None:
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+    applied = []
+    for name, fn in MIGRATIONS:
+        if name in done:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            fn(db)
+            db.execute("INSERT INTO _migrations VALUES (?, ?)", (name, datetime.now(UTC).isoformat()))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        applied.append(name)
+    return applied

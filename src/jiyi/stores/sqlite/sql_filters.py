@@ -1,0 +1,93 @@
+"""Translate a parsed filter tree (core.filters) into an SQLite WHERE clause over the memories table."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from jiyi.core.filters import DATETIME_KEYS, Condition, Node
+from jiyi.stores.sqlite.codec import format_datetime
+
+_JSON_COLUMNS = {"tags"}
+
+
+def _operand(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return format_datetime(value)
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _target(cond: Condition) -> tuple[str, str]:
+    """(expression for the value, expression for its JSON type or '' for plain columns)."""
+    if cond.is_column and cond.key not in _JSON_COLUMNS:
+        return cond.key, ""
+    if cond.is_column:
+        return cond.key, f"json_type({cond.key})"
+    path = "$." + json.dumps(cond.key, ensure_ascii=False)
+    quoted = path.replace("'", "''")
+    return f"json_extract(metadata, '{quoted}')", f"json_type(metadata, '{quoted}')"
+
+
+def _array_source(cond: Condition) -> str:
+    if cond.is_column:
+        return f"json_each({cond.key})"
+    path = ("$." + json.dumps(cond.key, ensure_ascii=False)).replace("'", "''")
+    return f"json_each(metadata, '{path}')"
+
+
+def _condition_sql(cond: Condition, params: list[Any]) -> str:
+    expr, json_type = _target(cond)
+    op, value = cond.op, cond.value
+    if op == "exists":
+        return f"({expr} IS NOT NULL)"
+    if op in ("eq", "ne"):
+        params.append(_operand(value))
+        clause = f"({expr} = ?)"
+        if isinstance(value, dict | list):
+            clause = f"(json({expr}) = json(?))"
+        return clause if op == "eq" else f"({expr} IS NULL OR NOT {clause})"
+    if op in ("in", "nin"):
+        params.extend(_operand(v) for v in value)
+        marks = ", ".join("?" for _ in value) or "NULL"
+        return f"({expr} IN ({marks}))" if op == "in" else f"({expr} IS NULL OR {expr} NOT IN ({marks}))"
+    if op in ("contains", "icontains"):
+        needle = str(_operand(value))
+        if op == "contains":
+            scalar, element = f"instr({expr}, ?) > 0", "value = ?"
+        else:
+            needle = needle.lower()
+            scalar, element = f"instr(lower({expr}), ?) > 0", "lower(value) = ?"
+        if not json_type:
+            params.append(needle)
+            return f"({scalar})"
+        params.extend([needle, needle])
+        return (f"(CASE WHEN {json_type} = 'array' THEN EXISTS (SELECT 1 FROM {_array_source(cond)} WHERE {element})"
+                f" WHEN {json_type} = 'text' THEN {scalar} ELSE 0 END)")
+    symbol = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[op]
+    params.append(_operand(value))
+    if cond.key in DATETIME_KEYS:
+        return f"({expr} {symbol} ?)"
+    kind = "IN ('integer', 'real')" if isinstance(value, int | float) else "= 'text'"
+    type_check = f"{json_type} {kind}" if json_type else (
+        f"typeof({expr}) IN ('integer', 'real')" if isinstance(value, int | float)
+        else f"typeof({expr}) = 'text'"
+    )
+    return f"({type_check} AND {expr} {symbol} ?)"
+
+
+def to_sql(node: Node | None, params: list[Any]) -> str:
+    if node is None:
+        return "1"
+    if isinstance(node, Condition):
+        return _condition_sql(node, params)
+    parts = [to_sql(item, params) for item in node.items]
+    if node.kind == "AND":
+        return "(" + " AND ".join(parts) + ")"
+    if node.kind == "OR":
+        return "(" + " OR ".join(parts) + ")"
+    return "(NOT (" + " OR ".join(parts) + "))"

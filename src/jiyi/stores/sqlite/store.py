@@ -1,0 +1,480 @@
+"""The embedded default store: one SQLite file in WAL mode holding memories, vectors, history, raw messages and a
+keyword index.
+
+Vectors are searched exactly within the caller's scope. Each scope's vectors are kept in a numpy matrix cached in
+process: a search is then one matrix-vector product. The cache follows this store's own writes incrementally and is
+dropped as a whole when `PRAGMA data_version` says another process wrote to the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jiyi.core.filters import Node
+from jiyi.core.text import analyze_for_index, has_cjk
+from jiyi.errors import EmbeddingMismatch, InvalidInput
+from jiyi.records import HistoryEvent, MemoryRecord, Scope, StoredMessage
+from jiyi.stores.base import ScoredId
+from jiyi.stores.sqlite.codec import (
+    MEMORY_COLUMNS,
+    format_datetime,
+    history_to_row,
+    memory_to_row,
+    message_to_row,
+    row_to_history,
+    row_to_memory,
+    row_to_message,
+)
+from jiyi.stores.sqlite.migrations import migrate
+from jiyi.stores.sqlite.sql_filters import to_sql
+
+_SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+_INSERT_MEMORY = (
+    f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}, embedding) "
+    f"VALUES ({', '.join('?' for _ in MEMORY_COLUMNS)}, ?) RETURNING rowid"
+)
+_UPDATE_MEMORY = f"UPDATE memories SET {', '.join(f'{c} = ?' for c in MEMORY_COLUMNS[1:])} WHERE id = ?"
+
+
+def _scope_token(kind: str, value: str) -> str:
+    # A hex digest is one token for FTS5's unicode61 tokenizer whatever characters the id holds.
+    return kind[0] + hashlib.blake2b(value.encode("utf-8"), digest_size=10).hexdigest()
+
+
+def _scope_tokens(scope: Scope) -> str:
+    return " ".join(_scope_token(k, v) for k, v in scope.as_dict().items())
+
+
+def _fts_phrase(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _keyword_query(scope: Scope, terms: Sequence[str]) -> str:
+    alternatives = []
+    for term in terms:
+        alternatives.append(f"terms:{_fts_phrase(term)}")
+        if has_cjk(term):
+            # Match the characters as a phrase: a substring match that does not depend on how jieba cut the text.
+            alternatives.append(f"chars:{_fts_phrase(' '.join(term))}")
+    scope_part = " AND ".join(f"scope:{token}" for token in _scope_tokens(scope).split())
+    return f"{scope_part} AND ({' OR '.join(alternatives)})"
+
+
+def _scope_sql(scope: Scope, params: list[Any], prefix: str = "") -> str:
+    parts = []
+    for key, value in scope.as_dict().items():
+        parts.append(f"{prefix}{key} = ?")
+        params.append(value)
+    return " AND ".join(parts) or "1"
+
+
+def _vector_blob(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+class _ScopeVectors:
+    """One scope's live vectors in a growable matrix, so appending a memory never copies the others."""
+
+    def __init__(self, dims: int) -> None:
+        self.ids: list[str] = []
+        self.rowids: list[int] = []
+        self._vectors = np.zeros((16, dims), dtype=np.float32)
+        self._expires = np.zeros(16, dtype=np.float64)
+
+    def append(self, rowid: int, memory_id: str, vector: np.ndarray, expires: float) -> None:
+        n = len(self.ids)
+        if n == self._vectors.shape[0]:
+            self._vectors = np.concatenate([self._vectors, np.zeros_like(self._vectors)])
+            self._expires = np.concatenate([self._expires, np.zeros_like(self._expires)])
+        self._vectors[n] = vector
+        self._expires[n] = expires
+        self.ids.append(memory_id)
+        self.rowids.append(rowid)
+
+    def view(self) -> tuple[np.ndarray, np.ndarray]:
+        n = len(self.ids)
+        return self._vectors[:n], self._expires[:n]
+
+
+def _expiry_seconds(record: MemoryRecord) -> float:
+    return record.expiration_date.timestamp() if record.expiration_date else float("inf")
+
+
+class SqliteStore:
+    def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
+        self.path = str(path)
+        self.url = f"sqlite:///{self.path}"
+        if self.path != ":memory:":
+            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(
+            str(Path(self.path).expanduser()) if self.path != ":memory:" else ":memory:",
+            isolation_level=None,  # autocommit; transactions are explicit (see _write)
+            check_same_thread=False,
+            timeout=30.0,
+        )
+        self._db.row_factory = sqlite3.Row
+        self._lock = threading.RLock()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            migrate(self._db)
+        self._dims = 0
+        self._vectors: dict[Scope, _ScopeVectors] = {}
+        self._data_version = self._read_data_version()
+        binding = self._meta("embedding_model")
+        if binding:
+            self._dims = int(self._meta("embedding_dims") or 0)
+
+    # --- plumbing --------------------------------------------------------------------------------------------
+
+    def _read_data_version(self) -> int:
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                self._vectors.clear()  # the cache may hold rows of the rolled-back transaction
+                raise
+
+    def _check_foreign_writes(self) -> None:
+        version = self._read_data_version()
+        if version != self._data_version:
+            self._vectors.clear()
+            self._data_version = version
+            self._dims = int(self._meta("embedding_dims") or 0)
+
+    def _check_vector(self, vector: np.ndarray) -> None:
+        if vector.ndim != 1 or (self._dims and vector.shape[0] != self._dims):
+            raise EmbeddingMismatch(
+                f"vector has {vector.shape[-1]} dimensions but this store holds {self._dims}-dimensional vectors"
+            )
+
+    # --- embedding binding ----------------------------------------------------------------------------------
+
+    def bind_embedding(self, model_id: str, dims: int) -> None:
+        with self._write() as db:
+            stored_model, stored_dims = self._meta("embedding_model"), self._meta("embedding_dims")
+            if stored_model is None:
+                db.executemany(
+                    "INSERT INTO meta VALUES (?, ?)", [("embedding_model", model_id), ("embedding_dims", str(dims))]
+                )
+            elif stored_model != model_id or int(stored_dims or 0) != dims:
+                raise EmbeddingMismatch(
+                    f"{self.url} holds vectors of {stored_model} ({stored_dims} dims) but the configured embedder is "
+                    f"{model_id} ({dims} dims); use the same embedder, or a new store (or re-embed with "
+                    "`jiyi export` + `jiyi import`)"
+                )
+        self._dims = dims
+
+    def embedding_binding(self) -> tuple[str, int] | None:
+        with self._lock:
+            model = self._meta("embedding_model")
+            return (model, int(self._meta("embedding_dims") or 0)) if model else None
+
+    # --- writes ---------------------------------------------------------------------------------------------
+
+    def _index_text(self, db: sqlite3.Connection, rowid: int, record: MemoryRecord) -> None:
+        analyzed = analyze_for_index(record.content)
+        db.execute(
+            "INSERT INTO memory_fts(rowid, terms, chars, scope) VALUES (?, ?, ?, ?)",
+            (rowid, analyzed.terms, analyzed.chars, _scope_tokens(record.scope)),
+        )
+
+    def insert(self, records: Sequence[MemoryRecord], vectors: np.ndarray, history: Sequence[HistoryEvent]) -> None:
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(records), -1) if records else vectors
+        added: list[tuple[int, MemoryRecord, np.ndarray]] = []
+        with self._write() as db:
+            self._check_foreign_writes()
+            for record, vector in zip(records, vectors, strict=True):
+                self._check_vector(vector)
+                record.scope.require()
+                try:
+                    rowid = db.execute(_INSERT_MEMORY, (*memory_to_row(record), _vector_blob(vector))).fetchone()[0]
+                except sqlite3.IntegrityError as exc:
+                    raise InvalidInput(f"a memory with id {record.id} already exists") from exc
+                if record.deleted_at is None:  # imported deleted records keep their audit trail, not their index
+                    self._index_text(db, rowid, record)
+                    added.append((rowid, record, vector))
+            db.executemany("INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           [history_to_row(e) for e in history])
+            for rowid, record, vector in added:
+                for scope, cached in self._vectors.items():
+                    if self._in_scope(record.scope, scope):
+                        cached.append(rowid, record.id, vector, _expiry_seconds(record))
+
+    @staticmethod
+    def _in_scope(owner: Scope, scope: Scope) -> bool:
+        return all(getattr(owner, key) == value for key, value in scope.as_dict().items())
+
+    def _forget_cached(self, owner: Scope) -> None:
+        for scope in [s for s in self._vectors if self._in_scope(owner, s)]:
+            del self._vectors[scope]
+
+    def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None) -> None:
+        with self._write() as db:
+            self._check_foreign_writes()
+            row = db.execute("SELECT rowid, user_id, agent_id, run_id, content FROM memories "
+                             "WHERE id = ? AND deleted_at IS NULL", (record.id,)).fetchone()
+            if row is None:
+                raise InvalidInput(f"memory {record.id} does not exist or was deleted")
+            old_scope = Scope(row["user_id"], row["agent_id"], row["run_id"])
+            db.execute(_UPDATE_MEMORY, (*memory_to_row(record)[1:], record.id))
+            if vector is not None:
+                self._check_vector(vector)
+                db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (_vector_blob(vector), record.id))
+            if row["content"] != record.content or old_scope != record.scope:
+                db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["rowid"],))
+                self._index_text(db, row["rowid"], record)
+            if history is not None:
+                db.execute("INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", history_to_row(history))
+            self._forget_cached(old_scope)
+            self._forget_cached(record.scope)
+
+    def soft_delete(self, memory_id: str, reason: str, history: HistoryEvent, when: datetime) -> None:
+        with self._write() as db:
+            self._check_foreign_writes()
+            row = db.execute("SELECT rowid, user_id, agent_id, run_id FROM memories WHERE id = ? "
+                             "AND deleted_at IS NULL", (memory_id,)).fetchone()
+            if row is None:
+                raise InvalidInput(f"memory {memory_id} does not exist or was deleted")
+            db.execute("UPDATE memories SET deleted_at = ?, delete_reason = ?, updated_at = ? WHERE id = ?",
+                       (format_datetime(when), reason, format_datetime(when), memory_id))
+            db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["rowid"],))
+            db.execute("INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", history_to_row(history))
+            self._forget_cached(Scope(row["user_id"], row["agent_id"], row["run_id"]))
+
+    def add_history(self, events: Sequence[HistoryEvent]) -> None:
+        with self._write() as db:
+            db.executemany("INSERT OR IGNORE INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           [history_to_row(e) for e in events])
+
+    def record_access(self, memory_ids: Sequence[str], when: datetime) -> None:
+        if not memory_ids:
+            return
+        with self._write() as db:
+            db.executemany(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
+                [(format_datetime(when), memory_id) for memory_id in memory_ids],
+            )
+
+    def add_messages(self, messages: Sequence[StoredMessage]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "INSERT INTO messages (id, user_id, agent_id, run_id, role, name, content, created_at, external_id,"
+                " metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [message_to_row(m) for m in messages],
+            )
+
+    def reset(self) -> None:
+        with self._write() as db:
+            for table in ("memories", "history", "messages", "memory_fts", "meta"):
+                db.execute(f"DELETE FROM {table}")
+        self._vectors.clear()
+        self._dims = 0
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # --- reads ----------------------------------------------------------------------------------------------
+
+    def get(self, memory_id: str, include_deleted: bool = False) -> MemoryRecord | None:
+        with self._lock:
+            sql = f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE id = ?"
+            if not include_deleted:
+                sql += " AND deleted_at IS NULL"
+            row = self._db.execute(sql, (memory_id,)).fetchone()
+        return row_to_memory(row) if row else None
+
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        if not memory_ids:
+            return {}
+        found: dict[str, MemoryRecord] = {}
+        ids = list(dict.fromkeys(memory_ids))
+        with self._lock:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                rows = self._db.execute(
+                    f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE deleted_at IS NULL AND id IN "
+                    f"({', '.join('?' for _ in chunk)})", chunk,
+                ).fetchall()
+                found.update((row["id"], row_to_memory(row)) for row in rows)
+        return found
+
+    def known_ids(self, memory_ids: Sequence[str]) -> set[str]:
+        ids = list(dict.fromkeys(memory_ids))
+        known: set[str] = set()
+        with self._lock:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                rows = self._db.execute(
+                    f"SELECT id FROM memories WHERE id IN ({', '.join('?' for _ in chunk)})", chunk
+                ).fetchall()
+                known.update(row[0] for row in rows)
+        return known
+
+    def iter_records(self, scope: Scope | None = None, include_deleted: bool = False) -> Iterator[MemoryRecord]:
+        last_rowid = 0
+        while True:
+            params: list[Any] = [last_rowid]
+            where = _scope_sql(scope, params) if scope is not None and not scope.is_empty else "1"
+            if not include_deleted:
+                where += " AND deleted_at IS NULL"
+            with self._lock:
+                rows = self._db.execute(
+                    f"SELECT rowid, {', '.join(MEMORY_COLUMNS)} FROM memories WHERE rowid > ? AND {where} "
+                    "ORDER BY rowid LIMIT 500", params,
+                ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield row_to_memory(row)
+            last_rowid = rows[-1]["rowid"]
+
+    def _live_clause(self, params: list[Any], include_expired: bool, prefix: str = "") -> str:
+        if include_expired:
+            return f"{prefix}deleted_at IS NULL"
+        params.append(format_datetime(datetime.now(UTC)))
+        return f"{prefix}deleted_at IS NULL AND ({prefix}expiration_date IS NULL OR {prefix}expiration_date > ?)"
+
+    def list(
+        self,
+        scope: Scope,
+        where: Node | None = None,
+        limit: int | None = None,
+        include_expired: bool = False,
+    ) -> list[MemoryRecord]:
+        params: list[Any] = []
+        clauses = [_scope_sql(scope.require(), params), self._live_clause(params, include_expired),
+                   to_sql(where, params)]
+        sql = (f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE {' AND '.join(clauses)} "
+               "ORDER BY created_at DESC, rowid DESC")
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        with self._lock:
+            rows = self._db.execute(sql, params).fetchall()
+        return [row_to_memory(row) for row in rows]
+
+    def _scope_vectors(self, scope: Scope) -> _ScopeVectors:
+        cached = self._vectors.get(scope)
+        if cached is None:
+            params: list[Any] = []
+            rows = self._db.execute(
+                f"SELECT rowid, id, expiration_date, embedding FROM memories WHERE {_scope_sql(scope, params)} "
+                "AND deleted_at IS NULL ORDER BY rowid", params,
+            ).fetchall()
+            cached = _ScopeVectors(self._dims or (len(rows[0][3]) // 4 if rows else 1))
+            for row in rows:
+                expires = datetime.fromisoformat(row[2]).timestamp() if row[2] else float("inf")
+                cached.append(row[0], row[1], np.frombuffer(row[3], dtype=np.float32), expires)
+            self._vectors[scope] = cached
+        return cached
+
+    def _allowed_rowids(self, scope: Scope, where: Node) -> np.ndarray:
+        params: list[Any] = []
+        sql = (f"SELECT rowid FROM memories WHERE {_scope_sql(scope, params)} AND deleted_at IS NULL "
+               f"AND {to_sql(where, params)}")
+        return np.fromiter((row[0] for row in self._db.execute(sql, params)), dtype=np.int64)
+
+    def vector_search(
+        self,
+        scope: Scope,
+        query: np.ndarray,
+        limit: int,
+        where: Node | None = None,
+        include_expired: bool = False,
+    ) -> list[ScoredId]:
+        scope.require()
+        query = np.asarray(query, dtype=np.float32)
+        with self._lock:
+            self._check_foreign_writes()
+            self._check_vector(query)
+            cached = self._scope_vectors(scope)
+            matrix, expires = cached.view()
+            if matrix.shape[0] == 0:
+                return []
+            scores = matrix @ query  # a new array: safe to use after the lock is released
+            mask = None if include_expired else expires > datetime.now(UTC).timestamp()
+            if where is not None:
+                allowed = np.isin(np.asarray(cached.rowids, dtype=np.int64), self._allowed_rowids(scope, where))
+                mask = allowed if mask is None else mask & allowed
+            ids = cached.ids
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        limit = min(limit, scores.shape[0])
+        top = np.argpartition(-scores, limit - 1)[:limit] if limit < scores.shape[0] else np.arange(scores.shape[0])
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [ScoredId(ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+    def keyword_search(
+        self,
+        scope: Scope,
+        terms: Sequence[str],
+        limit: int,
+        where: Node | None = None,
+        include_expired: bool = False,
+    ) -> list[ScoredId]:
+        scope.require()
+        if not terms:
+            return []
+        params: list[Any] = [_keyword_query(scope, terms)]
+        live = self._live_clause(params, include_expired, prefix="m.")
+        sql = (
+            "SELECT m.id, bm25(memory_fts, 1.0, 0.6, 0.0) AS rank FROM memory_fts "
+            "JOIN memories m ON m.rowid = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {live} AND {to_sql(where, params)} ORDER BY rank LIMIT ?"
+        )
+        params.append(int(limit))
+        with self._lock:
+            rows = self._db.execute(sql, params).fetchall()
+        # FTS5's bm25() is "lower is better" (negative); flip it so every path agrees that higher is better.
+        return [ScoredId(row[0], -float(row[1])) for row in rows]
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM history WHERE memory_id = ? ORDER BY created_at, rowid", (memory_id,)
+            ).fetchall()
+        return [row_to_history(row) for row in rows]
+
+    def list_messages(self, scope: Scope, limit: int | None = None) -> list[StoredMessage]:
+        params: list[Any] = []
+        sql = f"SELECT * FROM messages WHERE {_scope_sql(scope.require(), params)} ORDER BY rowid DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        with self._lock:
+            rows = self._db.execute(sql, params).fetchall()
+        return [row_to_message(row) for row in reversed(rows)]
+
+    def count(self, scope: Scope | None = None) -> dict[str, int]:
+        params: list[Any] = []
+        where = _scope_sql(scope, params) if scope is not None and not scope.is_empty else "1"
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT layer, COUNT(*) FROM memories WHERE {where} AND deleted_at IS NULL GROUP BY layer", params
+            ).fetchall()
+        return {row[0]: row[1] for row in rows}

@@ -1,0 +1,213 @@
+"""Export and import: JSON Lines, one memory or history row per line, vectors left out (an import re-embeds, so a
+file moves between embedders and between stores)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from jiyi.errors import InvalidInput
+from jiyi.records import (
+    Category,
+    Event,
+    HistoryEvent,
+    Layer,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    Source,
+    SourceRef,
+)
+
+FORMAT_VERSION = 1
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _parse_time(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def record_to_json(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "kind": "memory",
+        "id": record.id,
+        "content": record.content,
+        "hash": record.hash,
+        **record.scope.as_dict(),
+        "actor_id": record.actor_id,
+        "role": record.role,
+        "memory_type": record.memory_type.value,
+        "layer": record.layer.value,
+        "category": record.category.value,
+        "importance": record.importance,
+        "strength": record.strength,
+        "access_count": record.access_count,
+        "confidence": record.confidence,
+        "source": record.source.value,
+        "verified": record.verified,
+        "tags": record.tags,
+        "metadata": record.metadata,
+        "provenance": [ref.to_json() for ref in record.provenance],
+        "related_ids": record.related_ids,
+        "compression_source_ids": record.compression_source_ids,
+        "created_at": _time(record.created_at),
+        "updated_at": _time(record.updated_at),
+        "last_accessed_at": _time(record.last_accessed_at),
+        "event_time": _time(record.event_time),
+        "expiration_date": _time(record.expiration_date),
+        "deleted_at": _time(record.deleted_at),
+        "delete_reason": record.delete_reason,
+    }
+
+
+def record_from_json(data: dict[str, Any]) -> MemoryRecord:
+    try:
+        return MemoryRecord(
+            id=str(data["id"]),
+            content=data["content"],
+            hash=data.get("hash") or "",
+            scope=Scope(data.get("user_id"), data.get("agent_id"), data.get("run_id")).require(),
+            actor_id=data.get("actor_id"),
+            role=data.get("role"),
+            memory_type=MemoryType(data.get("memory_type", "episodic")),
+            layer=Layer(data.get("layer", "short_term")),
+            category=Category(data.get("category", "fact")),
+            importance=float(data.get("importance", 0.5)),
+            strength=float(data.get("strength", 1.0)),
+            access_count=int(data.get("access_count", 0)),
+            confidence=float(data.get("confidence", 1.0)),
+            source=Source(data.get("source", "user")),
+            verified=bool(data.get("verified", False)),
+            tags=list(data.get("tags", [])),
+            metadata=dict(data.get("metadata") or {}),
+            provenance=[SourceRef.from_json(p) for p in data.get("provenance", [])],
+            related_ids=list(data.get("related_ids", [])),
+            compression_source_ids=list(data.get("compression_source_ids", [])),
+            created_at=_parse_time(data.get("created_at")) or datetime.fromisoformat("1970-01-01T00:00:00+00:00"),
+            updated_at=_parse_time(data.get("updated_at")),
+            last_accessed_at=_parse_time(data.get("last_accessed_at")),
+            event_time=_parse_time(data.get("event_time")),
+            expiration_date=_parse_time(data.get("expiration_date")),
+            deleted_at=_parse_time(data.get("deleted_at")),
+            delete_reason=data.get("delete_reason"),
+        )
+    except (KeyError, ValueError, TypeError) as exc:
+        raise InvalidInput(f"not a valid memory line: {exc}") from exc
+
+
+def history_to_json(event: HistoryEvent) -> dict[str, Any]:
+    return {
+        "kind": "history",
+        "id": event.id,
+        "memory_id": event.memory_id,
+        "old_memory": event.old_memory,
+        "new_memory": event.new_memory,
+        "event": event.event.value,
+        "created_at": _time(event.created_at),
+        "updated_at": _time(event.updated_at),
+        "is_deleted": event.is_deleted,
+        "actor_id": event.actor_id,
+        "role": event.role,
+    }
+
+
+def history_from_json(data: dict[str, Any]) -> HistoryEvent:
+    try:
+        return HistoryEvent(
+            id=str(data["id"]),
+            memory_id=str(data["memory_id"]),
+            old_memory=data.get("old_memory"),
+            new_memory=data.get("new_memory"),
+            event=Event(data["event"]),
+            created_at=_parse_time(data.get("created_at")) or datetime.fromisoformat("1970-01-01T00:00:00+00:00"),
+            updated_at=_parse_time(data.get("updated_at")),
+            is_deleted=bool(data.get("is_deleted", False)),
+            actor_id=data.get("actor_id"),
+            role=data.get("role"),
+        )
+    except (KeyError, ValueError, TypeError) as exc:
+        raise InvalidInput(f"not a valid history line: {exc}") from exc
+
+
+def header() -> dict[str, Any]:
+    return {"kind": "jiyi-export", "version": FORMAT_VERSION}
+
+
+def export_lines(records: Iterable[MemoryRecord], history_of: Any) -> Iterator[dict[str, Any]]:
+    yield header()
+    for record in records:
+        yield record_to_json(record)
+        for event in history_of(record.id):
+            yield history_to_json(event)
+
+
+def export_jsonl(store: Any, out: Any, scope: Scope | None = None, include_deleted: bool = False) -> int:
+    """Write every memory (and its history) in scope to a text stream; returns the number of memories."""
+    count = 0
+    records = store.iter_records(scope, include_deleted)
+    for line in export_lines(records, store.history):
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        count += line["kind"] == "memory"
+    return count
+
+
+@dataclass(slots=True)
+class ImportReport:
+    imported: int = 0
+    skipped_existing: int = 0
+    history_rows: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def import_jsonl(store: Any, embedder: Any, lines: Iterable[str], batch_size: int = 256,
+                 on_progress: Any = None) -> ImportReport:
+    """Load an export. Existing ids are skipped (never overwritten); a bad line is reported and skipped; vectors
+    are recomputed with the configured embedder."""
+    report = ImportReport()
+    records: list[MemoryRecord] = []
+    history: list[HistoryEvent] = []
+
+    def flush() -> None:
+        if records:
+            known = store.known_ids([r.id for r in records])
+            fresh = [r for r in records if r.id not in known]
+            report.skipped_existing += len(records) - len(fresh)
+            if fresh:
+                vectors = embedder.embed_documents([r.content for r in fresh])
+                if store.embedding_binding() is None:
+                    store.bind_embedding(embedder.model_id, embedder.dims)
+                store.insert(fresh, vectors, [])
+                report.imported += len(fresh)
+            records.clear()
+        if history:
+            store.add_history(history)
+            report.history_rows += len(history)
+            history.clear()
+
+    for number, raw in enumerate(lines, start=1):
+        if on_progress:
+            on_progress(len(raw.encode("utf-8")))
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+            kind = data.get("kind", "memory") if isinstance(data, dict) else None
+            if kind == "memory":
+                records.append(record_from_json(data))
+            elif kind == "history":
+                history.append(history_from_json(data))
+            elif kind != "jiyi-export":
+                raise InvalidInput(f"unknown line kind {kind!r}")
+        except (json.JSONDecodeError, InvalidInput) as exc:
+            report.errors.append(f"line {number}: {exc}")
+            continue
+        if len(records) >= batch_size:
+            flush()
+    flush()
+    return report

@@ -1,0 +1,66 @@
+"""The shapes jiyi answers with: mem0's MemoryItem and history rows, plus jiyi's own fields beside them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from jiyi.records import HistoryEvent, MemoryRecord, SearchHit
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def memory_item(record: MemoryRecord) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "id": record.id,
+        "memory": record.content,
+        "hash": record.hash,
+        "metadata": record.metadata,
+        "created_at": _time(record.created_at),
+        "updated_at": _time(record.updated_at),
+    }
+    item.update(record.scope.as_dict())
+    if record.actor_id:
+        item["actor_id"] = record.actor_id
+    if record.role:
+        item["role"] = record.role
+    if record.expiration_date:
+        item["expiration_date"] = record.expiration_date.date().isoformat()
+    item.update({
+        "memory_type": record.memory_type.value,
+        "layer": record.layer.value,
+        "category": record.category.value,
+        "importance": record.importance,
+        "confidence": record.confidence,
+        "access_count": record.access_count,
+        "source": record.source.value,
+        "tags": record.tags,
+        "event_time": _time(record.event_time),
+        "provenance": [ref.to_json() for ref in record.provenance],
+    })
+    return item
+
+
+def search_item(hit: SearchHit, explain: bool = False) -> dict[str, Any]:
+    item = memory_item(hit.record)
+    item["score"] = hit.score
+    if explain:
+        item["score_details"] = hit.details
+    return item
+
+
+def history_item(event: HistoryEvent) -> dict[str, Any]:
+    return {
+        "id": event.id,
+        "memory_id": event.memory_id,
+        "old_memory": event.old_memory,
+        "new_memory": event.new_memory,
+        "event": event.event.value,
+        "created_at": _time(event.created_at),
+        "updated_at": _time(event.updated_at),
+        "is_deleted": event.is_deleted,
+        "actor_id": event.actor_id,
+        "role": event.role,
+    }
