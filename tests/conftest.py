@@ -1,0 +1,123 @@
+"""Shared fixtures. Every store fixture is parametrized over all stores; the server fixture is a real uvicorn
+server on 127.0.0.1. Accidental network calls fail: sockets may only connect to loopback."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from jiyi import AsyncMemory, Memory, build_embedder, build_store
+from jiyi.embedders.base import Embedder
+from jiyi.server import create_app
+from jiyi.stores.base import MemoryStore
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self: socket.socket, address: Any) -> Any:
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and not (host.startswith("127.") or host in ("localhost", "::1") or host.startswith("/")):
+        raise RuntimeError(f"test tried to reach the network: {address!r}")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+
+
+STORE_KINDS = ["sqlite"]
+
+
+def make_store(kind: str, tmp_path: Path) -> MemoryStore:
+    if kind == "sqlite":
+        return build_store(f"sqlite:///{tmp_path / 'memory.db'}")
+    raise AssertionError(kind)
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
+    s = make_store(request.param, tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def embedder() -> Embedder:
+    return build_embedder("hashing")
+
+
+@pytest.fixture
+def memory(store: MemoryStore, embedder: Embedder) -> Iterator[Memory]:
+    m = Memory(store, embedder)
+    yield m
+    m._loop.stop()
+
+
+@pytest.fixture
+def amemory(store: MemoryStore, embedder: Embedder) -> AsyncMemory:
+    return AsyncMemory(store, embedder)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RunningServer:
+    def __init__(self, app: Any) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> RunningServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def make_server(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
+    """Start a real uvicorn server around a fresh Memory; stopped at the end of the test."""
+    started: list[RunningServer] = []
+
+    def start(memory: AsyncMemory | None = None, **app_options: Any) -> RunningServer:
+        memory = memory or AsyncMemory(build_store(f"sqlite:///{tmp_path / f'server{len(started)}.db'}"),
+                                       build_embedder("hashing"))
+        server = RunningServer(create_app(memory, **app_options)).__enter__()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.__exit__()
+
+
+@pytest.fixture
+def server(make_server: Callable[..., RunningServer]) -> RunningServer:
+    return make_server()
+
+
+@pytest.fixture
+def client(server: RunningServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=30) as c:
+        yield c
