@@ -110,7 +110,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise JiyiError(f"no such file: {path}")
     with _memory(args) as memory, path.open(encoding="utf-8") as lines, tqdm(
-        total=path.stat().st_size, unit="B", unit_scale=True, desc="import", disable=args.quiet or None,
+        total=path.stat().st_size, unit="B", unit_scale=True, desc="import", disable=args.quiet,
         file=sys.stderr,
     ) as bar:
         report = import_jsonl(memory.store, memory.embedder, lines, on_progress=bar.update)

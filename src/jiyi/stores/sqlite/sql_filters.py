@@ -84,7 +84,8 @@ def to_sql(node: Node | None, params: list[Any]) -> str:
     if node is None:
         return "1"
     if isinstance(node, Condition):
-        return _condition_sql(node, params)
+        # SQL's NULL would make NOT(missing = x) unknown instead of true: force every condition to 0 or 1.
+        return f"coalesce({_condition_sql(node, params)}, 0)"
     parts = [to_sql(item, params) for item in node.items]
     if node.kind == "AND":
         return "(" + " AND ".join(parts) + ")"

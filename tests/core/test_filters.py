@@ -1,0 +1,95 @@
+"""mem0's filter grammar: parsing errors are clear, and the SQLite translation agrees with the reference semantics
+(`matches`) on generated records and filters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jiyi import InvalidInput, build_embedder
+from jiyi.core.filters import matches, merge_scope, parse_filters
+from jiyi.records import MemoryRecord, Scope
+from jiyi.stores.sqlite import SqliteStore
+
+KEYS = ["topic", "n", "flag", "tags_meta", "role"]
+scalars = st.one_of(st.sampled_from(["food", "work", "Food", "spicy food", "x"]), st.integers(-3, 12), st.booleans())
+metadata_values = st.one_of(scalars, st.lists(st.sampled_from(["a", "b", "food"]), max_size=3))
+
+
+def condition() -> st.SearchStrategy[dict[str, Any]]:
+    key = st.sampled_from(KEYS)
+    simple = st.builds(lambda k, v: {k: v}, key, scalars)
+    wildcard = st.builds(lambda k: {k: "*"}, key)
+    compare = st.builds(lambda k, op, v: {k: {op: v}}, key, st.sampled_from(["gt", "gte", "lt", "lte"]),
+                        st.one_of(st.integers(-3, 12), st.sampled_from(["food", "m"])))
+    equality = st.builds(lambda k, op, v: {k: {op: v}}, key, st.sampled_from(["eq", "ne"]), scalars)
+    member = st.builds(lambda k, op, v: {k: {op: v}}, key, st.sampled_from(["in", "nin"]),
+                       st.lists(scalars, min_size=1, max_size=3))
+    contains = st.builds(lambda k, op, v: {k: {op: v}}, key, st.sampled_from(["contains", "icontains"]),
+                         st.sampled_from(["food", "FOOD", "a", "pic"]))
+    return st.one_of(simple, wildcard, compare, equality, member, contains)
+
+
+filters = st.recursive(
+    condition(),
+    lambda inner: st.builds(lambda op, items: {op: items}, st.sampled_from(["AND", "OR", "NOT"]),
+                            st.lists(inner, min_size=1, max_size=3)),
+    max_leaves=6,
+)
+records = st.lists(
+    st.builds(
+        lambda meta, role: MemoryRecord(content="some memory", scope=Scope("u"), metadata=meta, role=role),
+        st.dictionaries(st.sampled_from(KEYS[:4]), metadata_values, max_size=4),
+        st.sampled_from([None, "user", "assistant"]),
+    ),
+    min_size=1, max_size=6,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=records, raw_filter=filters)
+def test_sqlite_translation_agrees_with_reference(tmp_path: Path, batch: list[MemoryRecord], raw_filter: dict) -> None:
+    embedder = build_embedder("hashing", dims=16)
+    store = SqliteStore(":memory:")
+    store.bind_embedding(embedder.model_id, embedder.dims)
+    store.insert(batch, embedder.embed_documents([r.content for r in batch]), [])
+    node = parse_filters(raw_filter)
+    expected = {r.id for r in batch if matches(node, r)}
+    assert {r.id for r in store.list(Scope("u"), node)} == expected
+    store.close()
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"topic": {"like": "x"}}, "unknown operator 'like'"),
+    ({"topic": {"in": "food"}}, "needs a list"),
+    ({"n": {"gt": [1]}}, "needs a number or a date"),
+    ({"AND": []}, "non-empty list"),
+    ({"OR": "x"}, "non-empty list"),
+    ({"topic": {}}, "has no operator"),
+    ({"created_at": {"gte": "yesterday"}}, "not an ISO date"),
+    ({"topic": {"icontains": 3}}, "needs a string"),
+])
+def test_bad_filters_say_what_is_wrong(bad: dict, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        parse_filters(bad)
+
+
+def test_ids_in_filters_become_the_scope() -> None:
+    scope, rest = merge_scope(Scope(), {"user_id": "alice", "AND": [{"topic": "food"}]})
+    assert scope == Scope("alice") and rest == {"AND": [{"topic": "food"}]}
+    scope, _ = merge_scope(Scope(agent_id="bot"), {"user_id": "alice"})
+    assert scope == Scope("alice", "bot")
+    with pytest.raises(InvalidInput, match="given twice"):
+        merge_scope(Scope("bob"), {"user_id": "alice"})
+
+
+def test_dates_compare_as_times() -> None:
+    from datetime import UTC, datetime
+
+    record = MemoryRecord(content="x", scope=Scope("u"), created_at=datetime(2024, 7, 2, tzinfo=UTC))
+    assert matches(parse_filters({"created_at": {"gte": "2024-07-01"}}), record)
+    assert not matches(parse_filters({"created_at": {"lt": "2024-07-01T00:00:00Z"}}), record)

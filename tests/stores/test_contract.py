@@ -1,0 +1,233 @@
+"""The store contract: every store (conftest.STORE_KINDS) must pass every test here."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from jiyi import EmbeddingMismatch, InvalidInput
+from jiyi.core.filters import parse_filters
+from jiyi.embedders.base import Embedder
+from jiyi.records import Event, HistoryEvent, Layer, MemoryRecord, Scope, SourceRef, StoredMessage
+from jiyi.stores.base import MemoryStore
+
+ALICE = Scope(user_id="alice")
+BOB = Scope(user_id="bob")
+
+
+def put(store: MemoryStore, embedder: Embedder, *texts: str, scope: Scope = ALICE, **fields: object) -> list[str]:
+    if store.embedding_binding() is None:
+        store.bind_embedding(embedder.model_id, embedder.dims)
+    records = [MemoryRecord(content=t, scope=scope, **fields) for t in texts]  # type: ignore[arg-type]
+    history = [HistoryEvent(r.id, Event.ADD, None, r.content) for r in records]
+    store.insert(records, embedder.embed_documents(list(texts)), history)
+    return [r.id for r in records]
+
+
+def test_insert_then_get_round_trips_every_field(store: MemoryStore, embedder: Embedder) -> None:
+    store.bind_embedding(embedder.model_id, embedder.dims)
+    when = datetime(2026, 1, 3, 18, 0, tzinfo=UTC)
+    record = MemoryRecord(
+        content="用户对海鲜过敏", scope=Scope("alice", "xiaoxiang", "chat-1"), actor_id="Alice", role="user",
+        importance=0.9, strength=2.5, access_count=3, confidence=0.8, verified=True, tags=["health", "饮食"],
+        metadata={"topic": "allergy", "n": 2, "nested": {"a": [1, 2]}},
+        provenance=[SourceRef("m1", "user", when, "D1:3")], related_ids=["x"], compression_source_ids=["y", "z"],
+        created_at=when, updated_at=when, last_accessed_at=when, event_time=when,
+        expiration_date=when + timedelta(days=365), layer=Layer.LONG_TERM,
+    )
+    store.insert([record], embedder.embed_documents([record.content]), [])
+    assert store.get(record.id) == record
+
+
+def test_get_unknown_is_none_and_get_many_skips_unknown(store: MemoryStore, embedder: Embedder) -> None:
+    [a] = put(store, embedder, "one")
+    assert store.get("nope") is None
+    assert set(store.get_many([a, "nope"])) == {a}
+
+
+def test_duplicate_id_is_rejected_and_nothing_changes(store: MemoryStore, embedder: Embedder) -> None:
+    [a] = put(store, embedder, "original")
+    clash = MemoryRecord(content="impostor", scope=ALICE, id=a)
+    with pytest.raises(InvalidInput):
+        store.insert([clash], embedder.embed_documents(["impostor"]), [])
+    stored = store.get(a)
+    assert stored is not None and stored.content == "original"
+
+
+def test_embedding_binding_mismatch_is_a_clear_error(store: MemoryStore, embedder: Embedder) -> None:
+    store.bind_embedding(embedder.model_id, embedder.dims)
+    store.bind_embedding(embedder.model_id, embedder.dims)  # the same binding again is fine
+    with pytest.raises(EmbeddingMismatch, match="holds vectors of"):
+        store.bind_embedding("other-model", embedder.dims)
+    with pytest.raises(EmbeddingMismatch):
+        store.bind_embedding(embedder.model_id, embedder.dims + 1)
+    with pytest.raises(EmbeddingMismatch):
+        store.insert([MemoryRecord(content="x", scope=ALICE)], np.ones((1, embedder.dims + 3), np.float32), [])
+
+
+def test_vector_search_is_exact_and_scoped(store: MemoryStore, embedder: Embedder) -> None:
+    texts = [f"memory number {i} about topic {i % 7}" for i in range(60)]
+    ids = put(store, embedder, *texts)
+    put(store, embedder, *texts, scope=BOB)
+    query = embedder.embed_query("memory number 42 about topic 0")
+    hits = store.vector_search(ALICE, query, 5)
+    assert len(hits) == 5
+    expected = np.argsort(-(embedder.embed_documents(texts) @ query), kind="stable")[:5]
+    assert [h.memory_id for h in hits][0] == ids[int(expected[0])]
+    assert {h.memory_id for h in hits} <= set(ids)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_scope_combinations_and_together(store: MemoryStore, embedder: Embedder) -> None:
+    [both] = put(store, embedder, "coffee with friends", scope=Scope("alice", "bot"))
+    [user_only] = put(store, embedder, "coffee alone", scope=Scope("alice"))
+    [other_agent] = put(store, embedder, "coffee at work", scope=Scope("alice", "other"))
+    q = embedder.embed_query("coffee")
+    assert {h.memory_id for h in store.vector_search(Scope("alice"), q, 10)} == {both, user_only, other_agent}
+    assert {h.memory_id for h in store.vector_search(Scope("alice", "bot"), q, 10)} == {both}
+    assert {h.memory_id for h in store.vector_search(Scope(agent_id="bot"), q, 10)} == {both}
+    assert {h.memory_id for h in store.keyword_search(Scope("alice", "bot"), ["coffee"], 10)} == {both}
+    assert {r.id for r in store.list(Scope("alice", "other"))} == {other_agent}
+
+
+def test_empty_scope_is_refused(store: MemoryStore, embedder: Embedder) -> None:
+    put(store, embedder, "x")
+    with pytest.raises(InvalidInput):
+        store.list(Scope())
+    with pytest.raises(InvalidInput):
+        store.vector_search(Scope(), embedder.embed_query("x"), 3)
+
+
+@pytest.mark.parametrize("term, expected", [("失眠", "我昨晚又失眠了"), ("上海", "我住在上海浦东"),
+                                             ("虾", "我最喜欢吃油焖大虾"), ("海鲜", "我对海鲜过敏")])
+def test_keyword_search_finds_short_chinese_terms(
+    store: MemoryStore, embedder: Embedder, term: str, expected: str
+) -> None:
+    texts = ["我昨晚又失眠了", "我住在上海浦东", "我最喜欢吃油焖大虾", "我对海鲜过敏", "今天天气不错", "我在北京工作"]
+    put(store, embedder, *texts)
+    hits = store.keyword_search(ALICE, [term], 10)
+    contents = [store.get(h.memory_id).content for h in hits]  # type: ignore[union-attr]
+    assert contents[0] == expected
+
+
+def test_keyword_search_english_stems_and_ranks(store: MemoryStore, embedder: Embedder) -> None:
+    put(store, embedder, "My sister Jesica has two dogs", "I like cats", "The dog park is near my flat")
+    hits = store.keyword_search(ALICE, ["dog"], 10)
+    contents = {store.get(h.memory_id).content for h in hits}  # type: ignore[union-attr]
+    assert contents == {"My sister Jesica has two dogs", "The dog park is near my flat"}
+    assert all(h.score > 0 for h in hits)
+
+
+def test_keyword_search_survives_fts_syntax_in_terms(store: MemoryStore, embedder: Embedder) -> None:
+    put(store, embedder, 'he said "hello" AND left (quickly)')
+    for term in ['"hello"', "AND", "(quickly)", "NEAR", "*", "a:b"]:
+        store.keyword_search(ALICE, [term], 5)  # must not raise an FTS syntax error
+
+
+def test_update_replaces_content_vector_and_index(store: MemoryStore, embedder: Embedder) -> None:
+    [a] = put(store, embedder, "lives in Beijing")
+    record = store.get(a)
+    assert record is not None
+    moved = record.with_content("lives in Shanghai")
+    event = HistoryEvent(a, Event.UPDATE, "lives in Beijing", "lives in Shanghai")
+    store.update(moved, embedder.embed_documents([moved.content])[0], event)
+    assert store.get(a).content == "lives in Shanghai"  # type: ignore[union-attr]
+    assert [h.memory_id for h in store.keyword_search(ALICE, ["shanghai"], 5)] == [a]
+    assert store.keyword_search(ALICE, ["beijing"], 5) == []
+    assert store.vector_search(ALICE, embedder.embed_query("lives in Shanghai"), 1)[0].score == pytest.approx(1.0)
+    assert [e.event for e in store.history(a)] == [Event.ADD, Event.UPDATE]
+
+
+def test_soft_delete_hides_everywhere_but_keeps_audit(store: MemoryStore, embedder: Embedder) -> None:
+    a, b = put(store, embedder, "secret diary entry", "public fact")
+    store.vector_search(ALICE, embedder.embed_query("diary"), 5)  # warm any cache first
+    now = datetime.now(UTC)
+    store.soft_delete(a, "user asked", HistoryEvent(a, Event.DELETE, "secret diary entry", None, is_deleted=True), now)
+    assert store.get(a) is None
+    deleted = store.get(a, include_deleted=True)
+    assert deleted is not None and deleted.deleted_at is not None and deleted.delete_reason == "user asked"
+    assert a not in {h.memory_id for h in store.vector_search(ALICE, embedder.embed_query("secret diary"), 5)}
+    assert store.keyword_search(ALICE, ["diary"], 5) == []
+    assert [r.id for r in store.list(ALICE)] == [b]
+    assert store.history(a)[-1].is_deleted
+    with pytest.raises(InvalidInput):
+        store.soft_delete(a, "again", HistoryEvent(a, Event.DELETE, None, None), now)
+
+
+def test_expired_memories_hidden_unless_asked(store: MemoryStore, embedder: Embedder) -> None:
+    past = datetime.now(UTC) - timedelta(days=1)
+    future = datetime.now(UTC) + timedelta(days=1)
+    [old] = put(store, embedder, "expired coupon", expiration_date=past)
+    [fresh] = put(store, embedder, "valid coupon", expiration_date=future)
+    q = embedder.embed_query("coupon")
+    assert {h.memory_id for h in store.vector_search(ALICE, q, 5)} == {fresh}
+    assert {h.memory_id for h in store.vector_search(ALICE, q, 5, include_expired=True)} == {old, fresh}
+    assert {h.memory_id for h in store.keyword_search(ALICE, ["coupon"], 5)} == {fresh}
+    assert {r.id for r in store.list(ALICE)} == {fresh}
+    assert {r.id for r in store.list(ALICE, include_expired=True)} == {old, fresh}
+
+
+def test_filters_apply_in_every_read_path(store: MemoryStore, embedder: Embedder) -> None:
+    [food] = put(store, embedder, "likes spicy noodles", metadata={"topic": "food", "score": 5})
+    [work] = put(store, embedder, "works on noodles factory", metadata={"topic": "work", "score": 9})
+    where = parse_filters({"topic": "food"})
+    assert [h.memory_id for h in store.vector_search(ALICE, embedder.embed_query("noodles"), 5, where)] == [food]
+    assert [h.memory_id for h in store.keyword_search(ALICE, ["noodles"], 5, where)] == [food]
+    assert [r.id for r in store.list(ALICE, parse_filters({"score": {"gt": 6}}))] == [work]
+
+
+def test_list_is_newest_first_and_limited(store: MemoryStore, embedder: Embedder) -> None:
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    for day in range(5):
+        put(store, embedder, f"day {day}", created_at=base + timedelta(days=day))
+    assert [r.content for r in store.list(ALICE, limit=3)] == ["day 4", "day 3", "day 2"]
+
+
+def test_record_access_counts(store: MemoryStore, embedder: Embedder) -> None:
+    [a] = put(store, embedder, "x")
+    when = datetime(2026, 2, 1, tzinfo=UTC)
+    store.record_access([a], when)
+    store.record_access([a], when)
+    record = store.get(a)
+    assert record is not None and record.access_count == 2 and record.last_accessed_at == when
+
+
+def test_messages_are_kept_in_order(store: MemoryStore) -> None:
+    msgs = [StoredMessage(content=f"m{i}", role="user" if i % 2 == 0 else "assistant", scope=ALICE) for i in range(5)]
+    store.add_messages(msgs)
+    store.add_messages([StoredMessage(content="bob's", role="user", scope=BOB)])
+    assert [m.content for m in store.list_messages(ALICE)] == ["m0", "m1", "m2", "m3", "m4"]
+    assert [m.content for m in store.list_messages(ALICE, limit=2)] == ["m3", "m4"]
+    assert store.list_messages(ALICE)[0] == msgs[0]
+
+
+def test_count_by_layer_and_iter_records(store: MemoryStore, embedder: Embedder) -> None:
+    put(store, embedder, "a", "b")
+    put(store, embedder, "c", layer=Layer.LONG_TERM, scope=BOB)
+    assert store.count() == {"short_term": 2, "long_term": 1}
+    assert store.count(BOB) == {"long_term": 1}
+    assert sorted(r.content for r in store.iter_records()) == ["a", "b", "c"]
+    assert [r.content for r in store.iter_records(BOB)] == ["c"]
+    assert store.known_ids([*(r.id for r in store.iter_records()), "zzz"]) == {r.id for r in store.iter_records()}
+
+
+def test_reset_empties_everything(store: MemoryStore, embedder: Embedder) -> None:
+    [a] = put(store, embedder, "x")
+    store.add_messages([StoredMessage(content="hi", role="user", scope=ALICE)])
+    store.reset()
+    assert store.get(a, include_deleted=True) is None
+    assert store.history(a) == [] and store.list_messages(ALICE) == [] and store.count() == {}
+    assert store.embedding_binding() is None
+
+
+def test_writes_are_atomic(store: MemoryStore, embedder: Embedder) -> None:
+    [a] = put(store, embedder, "first")
+    good = MemoryRecord(content="second", scope=ALICE)
+    clash = MemoryRecord(content="clash", scope=ALICE, id=a)
+    with pytest.raises(InvalidInput):
+        store.insert([good, clash], embedder.embed_documents(["second", "clash"]),
+                     [HistoryEvent(good.id, Event.ADD, None, "second")])
+    assert store.get(good.id) is None and store.history(good.id) == []
+    assert [h.memory_id for h in store.vector_search(ALICE, embedder.embed_query("second"), 5)] == [a]

@@ -1,0 +1,64 @@
+"""What only the SQLite store promises: one file, WAL, migrations, other processes' writes seen."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from jiyi import build_embedder
+from jiyi.records import Event, HistoryEvent, MemoryRecord, Scope
+from jiyi.stores.sqlite import SqliteStore
+from jiyi.stores.sqlite.migrations import MIGRATIONS
+
+
+def test_one_file_in_wal_mode_with_mem0_history_columns(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "m.db")
+    store.close()
+    db = sqlite3.connect(tmp_path / "m.db")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    columns = [row[1] for row in db.execute("PRAGMA table_info(history)")]
+    assert columns == ["id", "memory_id", "old_memory", "new_memory", "event", "created_at", "updated_at",
+                       "is_deleted", "actor_id", "role"]
+    applied = [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY rowid")]
+    assert applied == [name for name, _ in MIGRATIONS]
+
+
+def test_reopening_applies_no_migration_twice_and_keeps_data(tmp_path: Path) -> None:
+    embedder = build_embedder("hashing")
+    store = SqliteStore(tmp_path / "m.db")
+    store.bind_embedding(embedder.model_id, embedder.dims)
+    record = MemoryRecord(content="persist me", scope=Scope("u"))
+    store.insert([record], embedder.embed_documents([record.content]), [])
+    store.close()
+    again = SqliteStore(tmp_path / "m.db")
+    assert again.get(record.id) == record
+    assert again.embedding_binding() == (embedder.model_id, embedder.dims)
+
+
+_WRITER = """
+import sys
+from jiyi import build_embedder
+from jiyi.records import MemoryRecord, Scope
+from jiyi.stores.sqlite import SqliteStore
+e = build_embedder("hashing")
+s = SqliteStore(sys.argv[1])
+r = MemoryRecord(content="written by another process about penguins", scope=Scope("u"))
+s.insert([r], e.embed_documents([r.content]), [])
+print(r.id)
+"""
+
+
+def test_sees_writes_of_another_process(tmp_path: Path) -> None:
+    embedder = build_embedder("hashing")
+    path = tmp_path / "shared.db"
+    store = SqliteStore(path)
+    store.bind_embedding(embedder.model_id, embedder.dims)
+    first = MemoryRecord(content="my own memory about cats", scope=Scope("u"))
+    store.insert([first], embedder.embed_documents([first.content]), [HistoryEvent(first.id, Event.ADD, None, "x")])
+    query = embedder.embed_query("penguins")
+    assert [h.memory_id for h in store.vector_search(Scope("u"), query, 5)] == [first.id]  # cache is warm now
+    other = subprocess.run([sys.executable, "-c", _WRITER, str(path)], capture_output=True, text=True, check=True)
+    new_id = other.stdout.strip()
+    assert store.vector_search(Scope("u"), query, 1)[0].memory_id == new_id
