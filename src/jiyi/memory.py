@@ -230,7 +230,7 @@ class AsyncMemory:
         where = parse_filters(rest)
 
         def work() -> None:
-            for record in self.store.list(scope, where, include_expired=True):
+            for record in self.store.list_records(scope, where, include_expired=True):
                 self._delete(record.id, "deleted with delete_all")
 
         await self._run(work)
@@ -298,7 +298,7 @@ class AsyncMemory:
     ) -> dict[str, Any]:
         scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
         count = _limit(top_k if top_k is not None else limit, DEFAULT_LIST_LIMIT, "limit")
-        records = await self._run(self.store.list, scope.require(), parse_filters(rest), count, show_expired)
+        records = await self._run(self.store.list_records, scope.require(), parse_filters(rest), count, show_expired)
         return {"results": [memory_item(r) for r in records]}
 
     async def history(self, memory_id: str) -> list[dict[str, Any]]:

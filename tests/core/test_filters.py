@@ -59,7 +59,7 @@ def test_sqlite_translation_agrees_with_reference(tmp_path: Path, batch: list[Me
     store.insert(batch, embedder.embed_documents([r.content for r in batch]), [])
     node = parse_filters(raw_filter)
     expected = {r.id for r in batch if matches(node, r)}
-    assert {r.id for r in store.list(Scope("u"), node)} == expected
+    assert {r.id for r in store.list_records(Scope("u"), node)} == expected
     store.close()
 
 

@@ -73,7 +73,7 @@ def is_iso_datetime(value: Any) -> bool:
 
 def assert_memory_item(item: dict[str, Any], memory: str | None = None) -> None:
     """mem0's MemoryItem: id, memory, hash (md5 of the text), created_at, updated_at (null until updated)."""
-    assert MEMORY_ITEM_KEYS <= item.keys(), sorted(item)
+    assert item.keys() >= MEMORY_ITEM_KEYS, sorted(item)
     assert isinstance(item["id"], str) and item["id"]
     assert isinstance(item["memory"], str) and item["memory"]
     assert item["hash"] == md5(item["memory"])

@@ -75,7 +75,7 @@ def test_vector_search_is_exact_and_scoped(store: MemoryStore, embedder: Embedde
     hits = store.vector_search(ALICE, query, 5)
     assert len(hits) == 5
     expected = np.argsort(-(embedder.embed_documents(texts) @ query), kind="stable")[:5]
-    assert [h.memory_id for h in hits][0] == ids[int(expected[0])]
+    assert next(h.memory_id for h in hits) == ids[int(expected[0])]
     assert {h.memory_id for h in hits} <= set(ids)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
@@ -89,13 +89,13 @@ def test_scope_combinations_and_together(store: MemoryStore, embedder: Embedder)
     assert {h.memory_id for h in store.vector_search(Scope("alice", "bot"), q, 10)} == {both}
     assert {h.memory_id for h in store.vector_search(Scope(agent_id="bot"), q, 10)} == {both}
     assert {h.memory_id for h in store.keyword_search(Scope("alice", "bot"), ["coffee"], 10)} == {both}
-    assert {r.id for r in store.list(Scope("alice", "other"))} == {other_agent}
+    assert {r.id for r in store.list_records(Scope("alice", "other"))} == {other_agent}
 
 
 def test_empty_scope_is_refused(store: MemoryStore, embedder: Embedder) -> None:
     put(store, embedder, "x")
     with pytest.raises(InvalidInput):
-        store.list(Scope())
+        store.list_records(Scope())
     with pytest.raises(InvalidInput):
         store.vector_search(Scope(), embedder.embed_query("x"), 3)
 
@@ -150,7 +150,7 @@ def test_soft_delete_hides_everywhere_but_keeps_audit(store: MemoryStore, embedd
     assert deleted is not None and deleted.deleted_at is not None and deleted.delete_reason == "user asked"
     assert a not in {h.memory_id for h in store.vector_search(ALICE, embedder.embed_query("secret diary"), 5)}
     assert store.keyword_search(ALICE, ["diary"], 5) == []
-    assert [r.id for r in store.list(ALICE)] == [b]
+    assert [r.id for r in store.list_records(ALICE)] == [b]
     assert store.history(a)[-1].is_deleted
     with pytest.raises(InvalidInput):
         store.soft_delete(a, "again", HistoryEvent(a, Event.DELETE, None, None), now)
@@ -165,8 +165,8 @@ def test_expired_memories_hidden_unless_asked(store: MemoryStore, embedder: Embe
     assert {h.memory_id for h in store.vector_search(ALICE, q, 5)} == {fresh}
     assert {h.memory_id for h in store.vector_search(ALICE, q, 5, include_expired=True)} == {old, fresh}
     assert {h.memory_id for h in store.keyword_search(ALICE, ["coupon"], 5)} == {fresh}
-    assert {r.id for r in store.list(ALICE)} == {fresh}
-    assert {r.id for r in store.list(ALICE, include_expired=True)} == {old, fresh}
+    assert {r.id for r in store.list_records(ALICE)} == {fresh}
+    assert {r.id for r in store.list_records(ALICE, include_expired=True)} == {old, fresh}
 
 
 def test_filters_apply_in_every_read_path(store: MemoryStore, embedder: Embedder) -> None:
@@ -175,14 +175,14 @@ def test_filters_apply_in_every_read_path(store: MemoryStore, embedder: Embedder
     where = parse_filters({"topic": "food"})
     assert [h.memory_id for h in store.vector_search(ALICE, embedder.embed_query("noodles"), 5, where)] == [food]
     assert [h.memory_id for h in store.keyword_search(ALICE, ["noodles"], 5, where)] == [food]
-    assert [r.id for r in store.list(ALICE, parse_filters({"score": {"gt": 6}}))] == [work]
+    assert [r.id for r in store.list_records(ALICE, parse_filters({"score": {"gt": 6}}))] == [work]
 
 
 def test_list_is_newest_first_and_limited(store: MemoryStore, embedder: Embedder) -> None:
     base = datetime(2026, 1, 1, tzinfo=UTC)
     for day in range(5):
         put(store, embedder, f"day {day}", created_at=base + timedelta(days=day))
-    assert [r.content for r in store.list(ALICE, limit=3)] == ["day 4", "day 3", "day 2"]
+    assert [r.content for r in store.list_records(ALICE, limit=3)] == ["day 4", "day 3", "day 2"]
 
 
 def test_record_access_counts(store: MemoryStore, embedder: Embedder) -> None:

@@ -7,6 +7,7 @@ de-duplication mean something, and every run gives the same numbers.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,7 +26,7 @@ class HashingEmbedder:
     def _features(self, text: str) -> list[str]:
         words = segment(text)
         chars = cjk_chars(text)
-        bigrams = [a + b for a, b in zip(chars, chars[1:], strict=False)]
+        bigrams = [a + b for a, b in itertools.pairwise(chars)]
         return [f"w:{w}" for w in words] + [f"c:{c}" for c in chars] + [f"b:{b}" for b in bigrams]
 
     def _vector(self, text: str) -> np.ndarray:

@@ -22,7 +22,7 @@ router = APIRouter()
 
 
 def state(request: Request) -> ServerState:
-    return request.app.state.jiyi  # type: ignore[no-any-return]
+    return request.app.state.jiyi
 
 
 def memory(request: Request) -> AsyncMemory:
@@ -78,7 +78,7 @@ async def configure(config: dict[str, Any], request: Request) -> dict[str, str]:
 
 @router.get("/configure", tags=["admin"], dependencies=[Admin])
 async def get_configuration(m: MemoryDep) -> dict[str, Any]:
-    return redact(m.config)  # type: ignore[no-any-return]
+    return redact(m.config)
 
 
 @router.post("/memories", tags=["memories"])

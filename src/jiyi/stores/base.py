@@ -52,7 +52,7 @@ class MemoryStore(Protocol):
         """Live records by id; unknown or deleted ids are left out."""
         ...
 
-    def list(
+    def list_records(
         self,
         scope: Scope,
         where: Node | None = None,

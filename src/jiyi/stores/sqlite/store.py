@@ -359,7 +359,7 @@ class SqliteStore:
         params.append(format_datetime(datetime.now(UTC)))
         return f"{prefix}deleted_at IS NULL AND ({prefix}expiration_date IS NULL OR {prefix}expiration_date > ?)"
 
-    def list(
+    def list_records(
         self,
         scope: Scope,
         where: Node | None = None,
