@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from jiyi.core.filters import merge_scope, parse_filters
 from jiyi.core.messages import normalize_messages, parse_time
-from jiyi.core.retrieval import SearchRequest, hybrid_search
+from jiyi.core.retrieval import SearchRequest, candidate_pool, fuse_paths, recall_by_keyword, recall_by_vector
 from jiyi.embedders.base import Embedder
 from jiyi.errors import InvalidInput, NotFound, NotSupportedYet
 from jiyi.records import (
@@ -194,7 +194,10 @@ class AsyncMemory:
         if current is None:
             raise NotFound(f"memory {memory_id} not found")
         now = utcnow()
-        updated = current.with_content(new_text.strip(), now) if new_text is not None else replace(current, updated_at=now)
+        if new_text is not None:
+            updated = current.with_content(new_text.strip(), now)
+        else:
+            updated = replace(current, updated_at=now)
         if metadata is not None:
             updated.metadata = dict(metadata)
         if expires is not _UNSET:
@@ -276,7 +279,12 @@ class AsyncMemory:
             include_expired=show_expired,
             explain=explain,
         )
-        hits = await self._run(hybrid_search, self.store, self.embedder, request)
+        pool = candidate_pool(request.top_k)
+        vector, keyword = await asyncio.gather(
+            self._run(recall_by_vector, self.store, self.embedder, request, pool),
+            self._run(recall_by_keyword, self.store, request, pool),
+        )
+        hits = await self._run(fuse_paths, self.store, self.embedder, request, vector, keyword)
         return {"results": [search_item(hit, explain) for hit in hits]}
 
     async def get(self, memory_id: str) -> dict[str, Any]:

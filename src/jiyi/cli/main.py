@@ -124,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--store", help="store URL (default sqlite:///~/.jiyi/memory.db; env JIYI_STORE)")
     common.add_argument("--embedder", help='"e5", "use", "hashing" or "openai:<model>" (env JIYI_EMBEDDER)')
-    common.add_argument("--config", dest="config_file", help="TOML/JSON config file, jiyi's or mem0's (env JIYI_CONFIG_FILE)")
+    common.add_argument("--config", dest="config_file",
+                        help="TOML/JSON config file, jiyi's or mem0's (env JIYI_CONFIG_FILE)")
     common.add_argument("--home", help="data directory (default ~/.jiyi; env JIYI_HOME)")
     scoped = argparse.ArgumentParser(add_help=False)
     scoped.add_argument("--user-id", "-u", dest="user_id")

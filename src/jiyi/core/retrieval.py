@@ -1,4 +1,8 @@
-"""Hybrid recall: an exact vector search and a BM25 keyword search within the scope, fused (see fusion.py)."""
+"""Hybrid recall: an exact vector search and a BM25 keyword search within the scope, fused (see fusion.py).
+
+The two recalls are independent, so the async facade runs them at the same time: the keyword search is done while the
+query is still being embedded.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from jiyi.core.fusion import PathHit, fuse
 from jiyi.core.text import has_cjk, normalize, query_terms, segment_for_index
 from jiyi.embedders.base import Embedder
 from jiyi.records import MemoryRecord, Scope, SearchHit
-from jiyi.stores.base import MemoryStore
+from jiyi.stores.base import MemoryStore, ScoredId
 
 _PLURAL = re.compile(r"(?<=[^s])s$")
 _SUFFIX = re.compile(r"(?:ing|ed|e)$")
@@ -49,31 +53,43 @@ class SearchRequest:
     explain: bool = False
 
 
-def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest) -> list[SearchHit]:
-    pool = max(request.top_k * 3, 30)
-    timings: dict[str, float] = {}
+@dataclass(frozen=True, slots=True)
+class PathResult:
+    hits: list[ScoredId]
+    elapsed_ms: float
+    terms: tuple[str, ...] = ()
 
+
+def recall_by_vector(store: MemoryStore, embedder: Embedder, request: SearchRequest, pool: int) -> PathResult:
     started = time.perf_counter()
     query_vector = embedder.embed_query(request.query)
-    timings["embed_ms"] = (time.perf_counter() - started) * 1000
+    hits = store.vector_search(request.scope, query_vector, pool, request.where, request.include_expired)
+    return PathResult(hits, (time.perf_counter() - started) * 1000)
 
-    started = time.perf_counter()
-    vector_hits = store.vector_search(request.scope, query_vector, pool, request.where, request.include_expired)
-    timings["vector_ms"] = (time.perf_counter() - started) * 1000
 
+def recall_by_keyword(store: MemoryStore, request: SearchRequest, pool: int) -> PathResult:
     started = time.perf_counter()
     terms = query_terms(request.query)
-    keyword_hits = store.keyword_search(request.scope, terms, pool, request.where, request.include_expired)
-    timings["keyword_ms"] = (time.perf_counter() - started) * 1000
+    hits = store.keyword_search(request.scope, terms, pool, request.where, request.include_expired)
+    return PathResult(hits, (time.perf_counter() - started) * 1000, tuple(terms))
 
-    records = store.get_many([h.memory_id for h in vector_hits] + [h.memory_id for h in keyword_hits])
+
+def candidate_pool(top_k: int) -> int:
+    return max(top_k * 3, 30)
+
+
+def fuse_paths(
+    store: MemoryStore, embedder: Embedder, request: SearchRequest, vector: PathResult, keyword: PathResult
+) -> list[SearchHit]:
+    records = store.get_many([h.memory_id for h in vector.hits] + [h.memory_id for h in keyword.hits])
     calibration = embedder.calibration
     ranked = {
         "vector": [PathHit(h.memory_id, h.score, max(calibration.relevance(h.score), MIN_VECTOR_RELEVANCE))
-                   for h in vector_hits if h.memory_id in records],
-        "keyword": [PathHit(h.memory_id, h.score, keyword_coverage(terms, records[h.memory_id]))
-                    for h in keyword_hits if h.memory_id in records],
+                   for h in vector.hits if h.memory_id in records],
+        "keyword": [PathHit(h.memory_id, h.score, keyword_coverage(keyword.terms, records[h.memory_id]))
+                    for h in keyword.hits if h.memory_id in records],
     }
+    timings = {"vector_ms": round(vector.elapsed_ms, 3), "keyword_ms": round(keyword.elapsed_ms, 3)}
     hits = []
     for fused in fuse(ranked):
         if request.threshold is not None and fused.score < request.threshold:
@@ -83,3 +99,11 @@ def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest
         if len(hits) == request.top_k:
             break
     return hits
+
+
+def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest) -> list[SearchHit]:
+    """Sequential form, for callers without an event loop; AsyncMemory runs the two recalls in parallel."""
+    pool = candidate_pool(request.top_k)
+    vector = recall_by_vector(store, embedder, request, pool)
+    keyword = recall_by_keyword(store, request, pool)
+    return fuse_paths(store, embedder, request, vector, keyword)

@@ -18,12 +18,29 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[\w\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+", re.UNICODE)
 
 ENGLISH_STOPWORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "can't", "cannot", "could", "couldn't", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "hadn't", "has", "hasn't", "have", "haven't", "having", "he", "he'd", "he'll", "he's", "her", "here", "here's", "hers", "herself", "him", "himself", "his", "how", "how's", "i", "i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "let's", "me", "more", "most", "mustn't", "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "same", "shan't", "she", "she'd", "she'll", "she's", "should", "shouldn't", "so", "some", "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "there's", "these", "they", "they'd", "they'll", "they're", "they've", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "wasn't", "we", "we'd", "we'll", "we're", "we've", "were", "weren't", "what", "what's", "when", "when's", "where", "where's", "which", "while", "who", "who's", "whom", "why", "why's", "will", "with", "won't", "would", "wouldn't", "you", "you'd", "you'll", "you're", "you've", "your", "yours", "yourself", "yourselves", "s", "t", "d", "ll", "m", "re", "ve", "also", "just", "did", "does", "get", "got", "go", "going", "yes", "ok", "okay", "oh", "hey", "hi", "hello"]
+    """
+    a about above after again against all am an and any are aren't as at be because been before being below
+    between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each
+    few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
+    herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more
+    most mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same
+    shan't she she'd she'll she's should shouldn't so some such than that that's the their theirs them
+    themselves then there there's these they they'd they'll they're they've this those through to too under
+    until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's which
+    while who who's whom why why's will with won't would wouldn't you you'd you'll you're you've your yours
+    yourself yourselves s t d ll m re ve also just did does get got go going yes ok okay oh hey hi hello
+    """.split()
 )
 
 # Function words and pronouns that carry no topic. Negations (不, 没) are kept: 喜欢 vs 不喜欢 matters.
 CHINESE_STOPWORDS = frozenset(
-    ["的", "了", "着", "过", "吗", "呢", "吧", "啊", "呀", "哦", "嗯", "哈", "呗", "啦", "嘛", "么", "之", "而", "与", "及", "和", "跟", "同", "或", "是", "在", "也", "都", "就", "还", "又", "很", "太", "更", "最", "我", "你", "他", "她", "它", "我们", "你们", "他们", "她们", "它们", "咱们", "自己", "这", "那", "这个", "那个", "这些", "那些", "这里", "那里", "这样", "那样", "什么", "怎么", "怎样", "哪", "哪里", "哪儿", "谁", "为什么", "一个", "一下", "一些", "有点", "有些", "把", "被", "给", "让", "对", "向", "从", "到", "为", "以", "于", "上", "下", "里", "中", "个", "些", "得", "地", "吗", "啥", "么", "呐", "嘞", "喔", "诶", "哎", "唉", "请", "能", "会", "可以", "要", "想", "说", "问", "告诉", "知道", "记得", "还记得"]
+    """
+    的 了 着 过 吗 呢 吧 啊 呀 哦 嗯 哈 呗 啦 嘛 么 之 而 与 及 和 跟 同 或 是
+    在 也 都 就 还 又 很 太 更 最 我 你 他 她 它 我们 你们 他们 她们 它们 咱们 自己
+    这 那 这个 那个 这些 那些 这里 那里 这样 那样 什么 怎么 怎样 哪 哪里 哪儿 谁 为什么
+    一个 一下 一些 有点 有些 把 被 给 让 对 向 从 到 为 以 于 上 下 里 中 个 些 得
+    地 吗 啥 么 呐 嘞 喔 诶 哎 唉 请 能 会 可以 要 想 说 问 告诉 知道 记得 还记得
+    """.split()
 )
 
 
