@@ -17,6 +17,10 @@ class Unauthorized(JiyiError):
     """The caller did not present the key a route needs."""
 
 
+class Forbidden(JiyiError):
+    """The caller is known but may not act on what it asked for (another user's memories)."""
+
+
 class ConfigError(JiyiError):
     """The configuration is inconsistent or names something that does not exist."""
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from jiyi.core.filters import merge_scope, parse_filters
-from jiyi.core.messages import normalize_messages, parse_time
+from jiyi.core.messages import check_json_value, check_text, normalize_messages, parse_time
 from jiyi.core.retrieval import SearchRequest, candidate_pool, fuse_paths, recall_by_keyword, recall_by_vector
 from jiyi.embedders.base import Embedder
 from jiyi.errors import InvalidInput, NotFound, NotSupportedYet
@@ -115,6 +115,7 @@ class AsyncMemory:
         scope.require()
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInput("metadata must be an object")
+        check_json_value(metadata, "metadata")
         parsed = normalize_messages(messages)
         turn_time = parse_time(timestamp)
         expires = _expiration(expiration_date)
@@ -183,6 +184,9 @@ class AsyncMemory:
             raise InvalidInput("text must be a non-empty string")
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInput("metadata must be an object")
+        check_json_value(metadata, "metadata")
+        if new_text is not None:
+            check_text(new_text, "text")
         if new_text is None and metadata is None and expiration_date is _UNSET:
             raise InvalidInput("nothing to update: give text, metadata or expiration_date")
         expires = _UNSET if expiration_date is _UNSET else _expiration(expiration_date)
@@ -264,6 +268,7 @@ class AsyncMemory:
         """Hybrid search in one scope. v1 passes ids and `limit`; v2 passes ids inside `filters` and `top_k`."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be a non-empty string")
+        check_text(query, "query")
         if limit is not None and top_k is not None and limit != top_k:
             raise InvalidInput("give the result count once, as limit or as top_k")
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)

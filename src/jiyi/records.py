@@ -77,6 +77,11 @@ class Scope:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise InvalidInput(f"{name} must be a non-empty string")
+            if value is not None:
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InvalidInput(f"{name} is not valid Unicode text") from None
 
     @property
     def is_empty(self) -> bool:

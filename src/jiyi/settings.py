@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8888
     admin_api_key: str | None = Field(None, description="when set, admin routes (/configure, /reset) need it")
+    api_keys: dict[str, str] = Field(
+        default_factory=dict, description='user keys, JSON {"key": "user_id"}: each key may access one user only'
+    )
     log_level: str = "info"
 
     @classmethod

@@ -11,7 +11,8 @@ import httpx
 
 MEMORY_ITEM_KEYS = {"id", "memory", "hash", "created_at", "updated_at"}
 HISTORY_COLUMNS = [
-    "id", "memory_id", "old_memory", "new_memory", "event", "created_at", "updated_at", "is_deleted", "actor_id", "role",
+    "id", "memory_id", "old_memory", "new_memory", "event",
+    "created_at", "updated_at", "is_deleted", "actor_id", "role",
 ]
 
 

@@ -69,7 +69,8 @@ def test_get_one_memory_carries_its_ids(client: httpx.Client) -> None:
     memory_id = add(client, "I live in Lisbon", agent_id="travel-bot", run_id="trip-7")["id"]
     item = get_memory(client, memory_id)
     assert_memory_item(item, "I live in Lisbon")
-    assert (item["id"], item["user_id"], item["agent_id"], item["run_id"]) == (memory_id, "alice", "travel-bot", "trip-7")
+    ids = (item["id"], item["user_id"], item["agent_id"], item["run_id"])
+    assert ids == (memory_id, "alice", "travel-bot", "trip-7")
     assert item["role"] == "user"
 
 

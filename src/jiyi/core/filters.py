@@ -4,13 +4,16 @@
     {"key": {"eq|ne|gt|gte|lt|lte|in|nin|contains|icontains": v}}
     {"AND": [...]}, {"OR": [...]}, {"NOT": [...]}   (NOT: none of the listed conditions holds)
 
-Keys that name a record column (actor_id, role, memory_type, created_at, ...) filter that column; any other key
-filters the caller's metadata. user_id / agent_id / run_id at the top level become the search scope.
+mem0's own fields (user_id, agent_id, run_id, actor_id, role, hash, created_at, updated_at, expiration_date) filter
+those fields; jiyi's record fields are named with a "jiyi." prefix ("jiyi.layer", "jiyi.importance"), so that a
+caller's metadata key such as "category" is never shadowed; every other key ("metadata.x" to be explicit) filters the
+caller's metadata. user_id / agent_id / run_id at the top level become the search scope.
 `matches` is the reference semantics; the SQL translations are tested against it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -20,25 +23,52 @@ from jiyi.records import MemoryRecord, Scope
 
 OPERATORS = frozenset({"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains"})
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
-# Columns a filter may name directly; everything else is looked up in metadata.
-COLUMN_KEYS = frozenset({
-    "user_id", "agent_id", "run_id", "actor_id", "role", "memory_type", "layer", "category", "source", "hash",
-    "importance", "strength", "access_count", "confidence", "verified", "created_at", "updated_at",
-    "last_accessed_at", "event_time", "expiration_date", "tags",
+MEM0_COLUMNS = frozenset({
+    "user_id", "agent_id", "run_id", "actor_id", "role", "hash", "created_at", "updated_at", "expiration_date",
 })
+JIYI_COLUMNS = frozenset({
+    "memory_type", "layer", "category", "source", "importance", "strength", "access_count", "confidence",
+    "verified", "last_accessed_at", "event_time", "tags",
+})
+JIYI_PREFIX = "jiyi."
+METADATA_PREFIX = "metadata."
+SQL_INT_RANGE = (-(2**63), 2**63 - 1)
 DATETIME_KEYS = frozenset({"created_at", "updated_at", "last_accessed_at", "event_time", "expiration_date"})
 _LOGIC = {"AND": "AND", "OR": "OR", "NOT": "NOT", "$AND": "AND", "$OR": "OR", "$NOT": "NOT"}
 
 
 @dataclass(frozen=True, slots=True)
 class Condition:
-    key: str
+    key: str  # as the caller wrote it
     op: str  # one of OPERATORS or "exists"
     value: Any
+    column: str | None = None  # the record field it names, or
+    meta_key: str | None = None  # the metadata key
 
     @property
     def is_column(self) -> bool:
-        return self.key in COLUMN_KEYS
+        return self.column is not None
+
+
+def resolve_key(key: str) -> tuple[str | None, str | None]:
+    """(column, metadata key) a filter key refers to."""
+    if key in MEM0_COLUMNS:
+        return key, None
+    if key.startswith(JIYI_PREFIX):
+        name = key[len(JIYI_PREFIX):]
+        if name in JIYI_COLUMNS or name in MEM0_COLUMNS:
+            return name, None
+        raise InvalidInput(f"unknown jiyi field {key!r}; known: {sorted(JIYI_PREFIX + c for c in JIYI_COLUMNS)}")
+    if key.startswith(METADATA_PREFIX) and len(key) > len(METADATA_PREFIX):
+        return None, key[len(METADATA_PREFIX):]
+    return None, key
+
+
+def _check_operand(key: str, value: Any) -> None:
+    if isinstance(value, int) and not isinstance(value, bool) and not SQL_INT_RANGE[0] <= value <= SQL_INT_RANGE[1]:
+        raise InvalidInput(f"filter on {key!r}: integer {value} is out of the 64-bit range")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidInput(f"filter on {key!r}: numbers must be finite")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +89,21 @@ def parse_datetime(value: Any, field: str) -> datetime:
         except ValueError as exc:
             raise InvalidInput(f"filter on {field}: {value!r} is not an ISO date or datetime") from exc
     elif isinstance(value, int | float) and not isinstance(value, bool):
-        parsed = datetime.fromtimestamp(value, UTC)
+        try:
+            parsed = datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise InvalidInput(f"filter on {field}: {value!r} is not a valid Unix time") from exc
     else:
         raise InvalidInput(f"filter on {field}: expected an ISO date or datetime, got {value!r}")
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError as exc:
+        raise InvalidInput(f"filter on {field}: {value!r} is out of the supported date range") from exc
 
 
 def _condition(key: str, op: str, value: Any) -> Condition:
+    column, meta_key = resolve_key(key)
     if op not in OPERATORS:
         raise InvalidInput(f"filter on {key!r}: unknown operator {op!r}; use one of {sorted(OPERATORS)}")
     if op in ("in", "nin") and not isinstance(value, list | tuple):
@@ -74,14 +112,16 @@ def _condition(key: str, op: str, value: Any) -> Condition:
         raise InvalidInput(f"filter on {key!r}: operator {op!r} needs a number or a date")
     if op == "icontains" and not isinstance(value, str):
         raise InvalidInput(f"filter on {key!r}: operator 'icontains' needs a string")
-    if key in DATETIME_KEYS:
+    for operand in value if op in ("in", "nin") else (value,):
+        _check_operand(key, operand)
+    if column in DATETIME_KEYS:
         if op in ("in", "nin"):
             value = tuple(parse_datetime(v, key) for v in value)
         elif op not in ("contains", "icontains"):
             value = parse_datetime(value, key)
     elif op in ("in", "nin"):
         value = tuple(value)
-    return Condition(key, op, value)
+    return Condition(key, op, value, column, meta_key)
 
 
 def _parse_node(data: Any, where: str) -> list[Node]:
@@ -107,7 +147,7 @@ def _parse_node(data: Any, where: str) -> list[Node]:
             for op, operand in value.items():
                 nodes.append(_condition(key, str(op).lower(), operand))
         elif value == "*":
-            nodes.append(Condition(key, "exists", None))
+            nodes.append(Condition(key, "exists", None, *resolve_key(key)))
         else:
             nodes.append(_condition(key, "eq", value))
     return nodes
@@ -154,18 +194,17 @@ def merge_scope(scope: Scope, filters: dict[str, Any] | None) -> tuple[Scope, di
 # --- reference semantics -------------------------------------------------------------------------------
 
 
-def _lookup(record: MemoryRecord, key: str) -> tuple[bool, Any]:
-    if key in SCOPE_KEYS:
-        value = getattr(record.scope, key)
+def _lookup(record: MemoryRecord, cond: Condition) -> tuple[bool, Any]:
+    if cond.column in SCOPE_KEYS:
+        value = getattr(record.scope, cond.column)
         return value is not None, value
-    if key in COLUMN_KEYS:
-        value = getattr(record, key)
+    if cond.column is not None:
+        value = getattr(record, cond.column)
         if hasattr(value, "value"):
             value = value.value
         return value is not None, value
-    if key in record.metadata:
-        return record.metadata[key] is not None, record.metadata[key]
-    return False, None
+    value = record.metadata.get(cond.meta_key or "")
+    return value is not None, value
 
 
 def _compare(op: str, actual: Any, expected: Any) -> bool:
@@ -182,7 +221,7 @@ def _compare(op: str, actual: Any, expected: Any) -> bool:
 
 
 def _eval_condition(cond: Condition, record: MemoryRecord) -> bool:
-    present, actual = _lookup(record, cond.key)
+    present, actual = _lookup(record, cond)
     op, expected = cond.op, cond.value
     if op == "exists":
         return present

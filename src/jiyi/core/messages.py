@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -38,7 +39,32 @@ def parse_time(value: Any, field: str = "timestamp") -> datetime | None:
             raise InvalidInput(f"{field}: {value!r} is not an ISO 8601 date or datetime") from exc
     else:
         raise InvalidInput(f"{field}: expected an ISO 8601 string or Unix seconds, got {type(value).__name__}")
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError as exc:
+        raise InvalidInput(f"{field}: {value!r} is out of the supported date range") from exc
+
+
+def check_text(value: str, field: str) -> str:
+    """Refuse strings that cannot be stored as UTF-8 (lone surrogates are valid JSON but not valid text)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{field} is not valid Unicode text (lone surrogate at position {exc.start})") from exc
+    return value
+
+
+def check_json_value(value: Any, field: str) -> Any:
+    """Metadata must survive a JSON round trip in every store: finite numbers, text keys, valid Unicode."""
+    try:
+        encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise InvalidInput(f"{field} holds a number that is not finite (NaN or infinity)") from exc
+    except TypeError as exc:
+        raise InvalidInput(f"{field} must hold only JSON values: {exc}") from exc
+    check_text(encoded, field)
+    return value
 
 
 def _text_of(content: Any, index: int) -> str:
@@ -73,8 +99,8 @@ def normalize_messages(messages: Any) -> list[ChatMessage]:
         external_id = item.get("id", item.get("message_id"))
         out.append(ChatMessage(
             role=role,
-            content=_text_of(item["content"], index),
-            name=name,
+            content=check_text(_text_of(item["content"], index), f"messages[{index}].content"),
+            name=check_text(name, f"messages[{index}].name") if name else None,
             created_at=parse_time(item.get("created_at", item.get("timestamp")), f"messages[{index}].created_at"),
             external_id=str(external_id) if external_id is not None else None,
         ))

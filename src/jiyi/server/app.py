@@ -5,22 +5,29 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
 
 from jiyi import __version__
 from jiyi.memory import AsyncMemory
-from jiyi.server.errors import install_error_handlers
+from jiyi.server.auth import AccessPolicy
+from jiyi.server.errors import install_error_handlers, internal_error_response
 from jiyi.server.routes import router
 from jiyi.server.state import ServerState
 
 log = logging.getLogger("jiyi.server")
 
 
-def create_app(memory: AsyncMemory, *, admin_api_key: str | None = None) -> FastAPI:
-    state = ServerState(memory, admin_api_key=admin_api_key)
+def create_app(
+    memory: AsyncMemory,
+    *,
+    admin_api_key: str | None = None,
+    user_api_keys: Mapping[str, str] | None = None,
+) -> FastAPI:
+    """`user_api_keys` maps API keys to the one user_id each may access (see server/auth.py)."""
+    state = ServerState(memory, AccessPolicy(admin_api_key, user_api_keys))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -40,7 +47,13 @@ def create_app(memory: AsyncMemory, *, admin_api_key: str | None = None) -> Fast
     async def request_id_and_metrics(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
         started = time.perf_counter()
-        response = await call_next(request)
+        try:
+            response = await call_next(request)
+        except Exception:
+            # Handled here, inside the middleware, so a 500 still carries its request id, is counted, and
+            # leaves the keep-alive connection usable. The body is not logged: it may be a user's private text.
+            log.exception("unexpected error on %s %s id=%s", request.method, request.url.path, request_id)
+            response = internal_error_response()
         response.headers["X-Request-ID"] = request_id
         route = request.scope.get("route")
         path = getattr(route, "path", "unmatched")

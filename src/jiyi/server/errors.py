@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from jiyi.errors import (
     BackendUnavailable,
     ConfigError,
     EmbeddingMismatch,
+    Forbidden,
     InvalidInput,
     JiyiError,
     NotFound,
@@ -22,6 +24,7 @@ log = logging.getLogger("jiyi.server")
 
 STATUS = (
     (Unauthorized, 401),
+    (Forbidden, 403),
     (InvalidInput, 400),
     (NotFound, 404),
     (EmbeddingMismatch, 409),
@@ -43,9 +46,14 @@ def install_error_handlers(app: FastAPI) -> None:
             log.warning("%s %s -> %s: %s", request.method, request.url.path, status, exc)
         return JSONResponse({"detail": str(exc)}, status_code=status)
 
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        # Log the type and place, not the request body: it may hold a user's private messages.
-        log.exception("unexpected error on %s %s", request.method, request.url.path)
-        return JSONResponse({"detail": "internal error; the request id is in the X-Request-ID header"},
-                            status_code=500)
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's default echoes each bad `input` back: that may be a user's private message, and a lone
+        # surrogate in it would make the answer itself unencodable. Say where and what, not the value.
+        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+                  for e in exc.errors()]
+        return JSONResponse({"detail": errors}, status_code=422)
+
+
+def internal_error_response() -> JSONResponse:
+    return JSONResponse({"detail": "internal error; the request id is in the X-Request-ID header"}, status_code=500)

@@ -11,8 +11,9 @@ from fastapi.responses import PlainTextResponse, RedirectResponse
 from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from jiyi.errors import InvalidInput, Unauthorized
+from jiyi.errors import InvalidInput, NotFound
 from jiyi.memory import AsyncMemory
+from jiyi.server.auth import AccessPolicy, Principal, presented_key
 from jiyi.server.metrics import Metrics
 from jiyi.server.schemas import MemoryCreate, MemoryUpdate, SearchBody
 from jiyi.server.state import ServerState
@@ -33,22 +34,37 @@ def metrics(request: Request) -> Metrics:
     return state(request).metrics
 
 
-def require_admin(
+def principal(
     request: Request,
     x_api_key: Annotated[str | None, Header()] = None,
     authorization: Annotated[str | None, Header()] = None,
-) -> None:
-    expected = state(request).admin_api_key
-    if expected is None:
-        return
-    given = x_api_key or (authorization[7:] if authorization and authorization.lower().startswith("bearer ") else None)
-    if given != expected:
-        raise Unauthorized("this route needs the admin API key (X-API-Key or Authorization: Bearer)")
+) -> Principal:
+    return state(request).policy.identify(presented_key(x_api_key, authorization))
+
+
+def require_admin(request: Request, who: Annotated[Principal, Depends(principal)]) -> None:
+    state(request).policy.require_admin(who)
 
 
 MemoryDep = Annotated[AsyncMemory, Depends(memory)]
 MetricsDep = Annotated[Metrics, Depends(metrics)]
+Caller = Annotated[Principal, Depends(principal)]
 Admin = Depends(require_admin)
+
+
+def _require_scope(user_id: str | None, agent_id: str | None, run_id: str | None,
+                   filters: dict[str, Any] | None = None) -> None:
+    ids = [user_id, agent_id, run_id, *((filters or {}).get(k) for k in ("user_id", "agent_id", "run_id"))]
+    if not any(ids):
+        raise InvalidInput("at least one of user_id, agent_id or run_id is required")
+
+
+async def _owned(m: AsyncMemory, who: Principal, memory_id: str) -> dict[str, Any]:
+    """The memory, if this caller may see it; another user's memory is simply not found."""
+    item = await m.get(memory_id)
+    if not AccessPolicy.may_read(who, item):
+        raise NotFound(f"memory {memory_id} not found")
+    return item
 
 
 @router.get("/", include_in_schema=False)
@@ -82,13 +98,13 @@ async def get_configuration(m: MemoryDep) -> dict[str, Any]:
 
 
 @router.post("/memories", tags=["memories"])
-async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep) -> dict[str, Any]:
-    if not (body.user_id or body.agent_id or body.run_id):
-        raise InvalidInput("at least one of user_id, agent_id or run_id is required")
+async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Caller) -> dict[str, Any]:
+    user_id = AccessPolicy.bind_user(who, body.user_id)
+    _require_scope(user_id, body.agent_id, body.run_id)
     started = time.perf_counter()
     result = await m.add(
         [msg.model_dump(exclude_none=True) for msg in body.messages],
-        user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id, metadata=body.metadata,
+        user_id=user_id, agent_id=body.agent_id, run_id=body.run_id, metadata=body.metadata,
         infer=body.infer, memory_type=body.memory_type, prompt=body.prompt,
         expiration_date=body.expiration_date, timestamp=body.timestamp,
     )
@@ -102,6 +118,7 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep) -> dict[s
 @router.get("/memories", tags=["memories"])
 async def list_memories(
     m: MemoryDep,
+    who: Caller,
     user_id: str | None = None,
     agent_id: str | None = None,
     run_id: str | None = None,
@@ -109,22 +126,24 @@ async def list_memories(
     limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
     show_expired: bool = False,
 ) -> dict[str, Any]:
-    if not (user_id or agent_id or run_id):
-        raise InvalidInput("at least one of user_id, agent_id or run_id is required")
+    user_id = AccessPolicy.bind_user(who, user_id)
+    _require_scope(user_id, agent_id, run_id)
     return await m.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, top_k=top_k, limit=limit,
                            show_expired=show_expired)
 
 
 @router.get("/memories/{memory_id}", tags=["memories"])
-async def get_memory(memory_id: str, m: MemoryDep) -> dict[str, Any]:
-    return await m.get(memory_id)
+async def get_memory(memory_id: str, m: MemoryDep, who: Caller) -> dict[str, Any]:
+    return await _owned(m, who, memory_id)
 
 
 @router.post("/search", tags=["memories"])
-async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep) -> dict[str, Any]:
+async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep, who: Caller) -> dict[str, Any]:
+    user_id = AccessPolicy.bind_user(who, body.user_id, body.filters)
+    _require_scope(user_id, body.agent_id, body.run_id, body.filters)
     started = time.perf_counter()
     result = await m.search(
-        body.query, user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id, filters=body.filters,
+        body.query, user_id=user_id, agent_id=body.agent_id, run_id=body.run_id, filters=body.filters,
         limit=body.limit, top_k=body.top_k, threshold=body.threshold, explain=body.explain,
         show_expired=body.show_expired,
     )
@@ -133,7 +152,10 @@ async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep) -> dict[str, An
 
 
 @router.put("/memories/{memory_id}", tags=["memories"])
-async def update_memory(memory_id: str, body: MemoryUpdate, m: MemoryDep, mx: MetricsDep) -> dict[str, str]:
+async def update_memory(
+    memory_id: str, body: MemoryUpdate, m: MemoryDep, mx: MetricsDep, who: Caller
+) -> dict[str, str]:
+    await _owned(m, who, memory_id)
     texts = {t for t in (body.text, body.data, body.memory) if t is not None}
     if len(texts) > 1:
         raise InvalidInput("give the new text once (text, data or memory)")
@@ -146,12 +168,15 @@ async def update_memory(memory_id: str, body: MemoryUpdate, m: MemoryDep, mx: Me
 
 
 @router.get("/memories/{memory_id}/history", tags=["memories"])
-async def memory_history(memory_id: str, m: MemoryDep) -> list[dict[str, Any]]:
+async def memory_history(memory_id: str, m: MemoryDep, who: Caller) -> list[dict[str, Any]]:
+    if who.kind == "user":
+        await _owned(m, who, memory_id)  # deleted memories' history stays admin-only for user keys
     return await m.history(memory_id)
 
 
 @router.delete("/memories/{memory_id}", tags=["memories"])
-async def delete_memory(memory_id: str, m: MemoryDep, mx: MetricsDep) -> dict[str, str]:
+async def delete_memory(memory_id: str, m: MemoryDep, mx: MetricsDep, who: Caller) -> dict[str, str]:
+    await _owned(m, who, memory_id)
     result = await m.delete(memory_id)
     mx.delete_total.inc()
     return result
@@ -161,8 +186,7 @@ async def delete_memory(memory_id: str, m: MemoryDep, mx: MetricsDep) -> dict[st
 async def delete_all_memories(
     m: MemoryDep, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
 ) -> dict[str, str]:
-    if not (user_id or agent_id or run_id):
-        raise InvalidInput("at least one of user_id, agent_id or run_id is required")
+    _require_scope(user_id, agent_id, run_id)
     return await m.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id)
 
 

@@ -1,4 +1,4 @@
-"""What the server owns for its lifetime: the Memory, the metrics, the admin key."""
+"""What the server owns for its lifetime: the Memory, the metrics, the access policy."""
 
 from __future__ import annotations
 
@@ -6,18 +6,21 @@ import asyncio
 from typing import Any
 
 from jiyi.memory import AsyncMemory
+from jiyi.server.auth import AccessPolicy
 from jiyi.server.metrics import Metrics
 
 
 class ServerState:
-    def __init__(self, memory: AsyncMemory, admin_api_key: str | None = None) -> None:
+    def __init__(self, memory: AsyncMemory, policy: AccessPolicy) -> None:
         self.memory = memory
-        self.admin_api_key = admin_api_key
+        self.policy = policy
         self.metrics = Metrics(lambda: self.memory.store.count())
         self._lock = asyncio.Lock()
 
     async def reconfigure(self, config: dict[str, Any]) -> None:
         """Build the new Memory first; swap only if that worked, so a bad config leaves the service as it was."""
+        if not any(key in config for key in ("store", "vector_store", "history_db_path")):
+            config = {**config, "store": self.memory.store.url}  # changing the embedder must not move the data
         async with self._lock:
             new = await asyncio.to_thread(AsyncMemory.from_config, config)
             old, self.memory = self.memory, new

@@ -41,7 +41,8 @@ def parse_datetime(value: str | None) -> datetime | None:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    # allow_nan=False: SQLite's JSON functions reject NaN/Infinity, and one such value would break filtered reads.
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
 
 
 def memory_to_row(record: MemoryRecord) -> tuple[Any, ...]:

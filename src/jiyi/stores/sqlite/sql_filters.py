@@ -22,22 +22,23 @@ def _operand(value: Any) -> Any:
     return value
 
 
+def _json_path(cond: Condition) -> str:
+    return ("$." + json.dumps(cond.meta_key, ensure_ascii=False)).replace("'", "''")
+
+
 def _target(cond: Condition) -> tuple[str, str]:
     """(expression for the value, expression for its JSON type or '' for plain columns)."""
-    if cond.is_column and cond.key not in _JSON_COLUMNS:
-        return cond.key, ""
-    if cond.is_column:
-        return cond.key, f"json_type({cond.key})"
-    path = "$." + json.dumps(cond.key, ensure_ascii=False)
-    quoted = path.replace("'", "''")
-    return f"json_extract(metadata, '{quoted}')", f"json_type(metadata, '{quoted}')"
+    if cond.column is not None and cond.column not in _JSON_COLUMNS:
+        return cond.column, ""
+    if cond.column is not None:
+        return cond.column, f"json_type({cond.column})"
+    return f"json_extract(metadata, '{_json_path(cond)}')", f"json_type(metadata, '{_json_path(cond)}')"
 
 
 def _array_source(cond: Condition) -> str:
-    if cond.is_column:
-        return f"json_each({cond.key})"
-    path = ("$." + json.dumps(cond.key, ensure_ascii=False)).replace("'", "''")
-    return f"json_each(metadata, '{path}')"
+    if cond.column is not None:
+        return f"json_each({cond.column})"
+    return f"json_each(metadata, '{_json_path(cond)}')"
 
 
 def _condition_sql(cond: Condition, params: list[Any]) -> str:
@@ -49,11 +50,15 @@ def _condition_sql(cond: Condition, params: list[Any]) -> str:
         params.append(_operand(value))
         clause = f"({expr} = ?)"
         if isinstance(value, dict | list):
-            clause = f"(json({expr}) = json(?))"
+            # Only JSON arrays/objects can equal a list/object; json() of plain text would be a SQL error.
+            kind = json_type or "'text'"
+            clause = f"(CASE WHEN {kind} IN ('array', 'object') THEN json({expr}) = json(?) ELSE 0 END)"
         return clause if op == "eq" else f"({expr} IS NULL OR NOT {clause})"
     if op in ("in", "nin"):
+        if not value:
+            return "0" if op == "in" else "1"
         params.extend(_operand(v) for v in value)
-        marks = ", ".join("?" for _ in value) or "NULL"
+        marks = ", ".join("?" for _ in value)
         return f"({expr} IN ({marks}))" if op == "in" else f"({expr} IS NULL OR {expr} NOT IN ({marks}))"
     if op in ("contains", "icontains"):
         needle = str(_operand(value))

@@ -1,0 +1,78 @@
+"""Who is calling, and what they may touch.
+
+Three modes, from the keys configured:
+- no keys: open, as mem0's server (fine on 127.0.0.1 behind your own app);
+- an admin key only: admin routes (/configure, /reset, DELETE /memories) need it, the rest stays open;
+- user keys (key → user_id): every memory route needs a key, and a user key is tied to its user_id: asking for another
+  user is refused, memories of other users are "not found", and an omitted user_id is filled in. This is the tenant
+  isolation mem0's server lacks.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jiyi.errors import Forbidden, Unauthorized
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    kind: str  # "admin" | "user" | "open"
+    user_id: str | None = None
+
+
+ADMIN = Principal("admin")
+OPEN = Principal("open")
+
+
+def presented_key(x_api_key: str | None, authorization: str | None) -> str | None:
+    if x_api_key:
+        return x_api_key
+    if authorization and authorization[:7].lower() == "bearer ":
+        return authorization[7:].strip() or None
+    if authorization and authorization[:6].lower() == "token ":  # mem0's client sends "Token <key>"
+        return authorization[6:].strip() or None
+    return None
+
+
+class AccessPolicy:
+    def __init__(self, admin_api_key: str | None = None, user_api_keys: Mapping[str, str] | None = None) -> None:
+        self._admin = admin_api_key or None
+        self._users = dict(user_api_keys or {})
+
+    def identify(self, key: str | None) -> Principal:
+        if key is not None:
+            if self._admin and hmac.compare_digest(key.encode(), self._admin.encode()):
+                return ADMIN
+            for candidate, user_id in self._users.items():
+                if hmac.compare_digest(key.encode(), candidate.encode()):
+                    return Principal("user", user_id)
+            if self._admin or self._users:
+                raise Unauthorized("unknown API key")
+        if self._users:
+            raise Unauthorized("this server needs an API key (X-API-Key or Authorization: Bearer)")
+        return OPEN
+
+    def require_admin(self, principal: Principal) -> None:
+        if principal.kind == "admin" or (principal.kind == "open" and self._admin is None):
+            return
+        if principal.kind == "user":
+            raise Forbidden("this route is for the admin key only")
+        raise Unauthorized("this route needs the admin API key (X-API-Key or Authorization: Bearer)")
+
+    @staticmethod
+    def bind_user(principal: Principal, user_id: str | None, filters: dict[str, Any] | None = None) -> str | None:
+        """The user_id a request may use: a user key's own, whatever the request says (or refuse a different one)."""
+        if principal.kind != "user":
+            return user_id
+        asked = {user_id, (filters or {}).get("user_id")} - {None}
+        if asked - {principal.user_id}:
+            raise Forbidden("this API key may only access its own user's memories")
+        return principal.user_id
+
+    @staticmethod
+    def may_read(principal: Principal, item: Mapping[str, Any]) -> bool:
+        return principal.kind != "user" or item.get("user_id") == principal.user_id
