@@ -62,3 +62,16 @@ def test_sees_writes_of_another_process(tmp_path: Path) -> None:
     other = subprocess.run([sys.executable, "-c", _WRITER, str(path)], capture_output=True, text=True, check=True)
     new_id = other.stdout.strip()
     assert store.vector_search(Scope("u"), query, 1)[0].memory_id == new_id
+
+
+def test_vector_cache_is_bounded_and_still_correct(tmp_path: Path) -> None:
+    embedder = build_embedder("hashing")
+    store = SqliteStore(tmp_path / "m.db", max_cached_vectors=10)
+    store.bind_embedding(embedder.model_id, embedder.dims)
+    for user in ("a", "b", "c"):
+        records = [MemoryRecord(content=f"{user} note {i}", scope=Scope(user)) for i in range(6)]
+        store.insert(records, embedder.embed_documents([r.content for r in records]), [])
+    for user in ("a", "b", "c", "a"):
+        hits = store.vector_search(Scope(user), embedder.embed_query(f"{user} note 3"), 1)
+        assert store.get(hits[0].memory_id).content == f"{user} note 3"  # type: ignore[union-attr]
+        assert store._cached_rows <= 10

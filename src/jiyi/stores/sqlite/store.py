@@ -12,6 +12,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -111,7 +112,11 @@ def _expiry_seconds(record: MemoryRecord) -> float:
 
 
 class SqliteStore:
-    def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", max_cached_vectors: int = 2_000_000) -> None:
+        """`max_cached_vectors` bounds the in-process vector cache (rows over all scopes; 384-d e5 rows take
+        1.5 kB, so the default is about 3 GB at most); the scopes searched least recently are dropped first."""
+        self.max_cached_vectors = max_cached_vectors
+        self._cached_rows = 0
         self.path = str(path)
         self.url = f"sqlite:///{self.path}"
         if self.path != ":memory:":
@@ -130,7 +135,7 @@ class SqliteStore:
             self._db.execute("PRAGMA foreign_keys=ON")
             migrate(self._db)
         self._dims = 0
-        self._vectors: dict[Scope, _ScopeVectors] = {}
+        self._vectors: OrderedDict[Scope, _ScopeVectors] = OrderedDict()  # least recently searched first
         self._data_version = self._read_data_version()
         binding = self._meta("embedding_model")
         if binding:
@@ -155,13 +160,17 @@ class SqliteStore:
             except BaseException:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
-                self._vectors.clear()  # the cache may hold rows of the rolled-back transaction
+                self._drop_cache()  # the cache may hold rows of the rolled-back transaction
                 raise
+
+    def _drop_cache(self) -> None:
+        self._vectors.clear()
+        self._cached_rows = 0
 
     def _check_foreign_writes(self) -> None:
         version = self._read_data_version()
         if version != self._data_version:
-            self._vectors.clear()
+            self._drop_cache()
             self._data_version = version
             self._dims = int(self._meta("embedding_dims") or 0)
 
@@ -223,6 +232,7 @@ class SqliteStore:
                 for scope, cached in self._vectors.items():
                     if self._in_scope(record.scope, scope):
                         cached.append(rowid, record.id, vector, _expiry_seconds(record))
+                        self._cached_rows += 1
 
     @staticmethod
     def _in_scope(owner: Scope, scope: Scope) -> bool:
@@ -230,7 +240,7 @@ class SqliteStore:
 
     def _forget_cached(self, owner: Scope) -> None:
         for scope in [s for s in self._vectors if self._in_scope(owner, s)]:
-            del self._vectors[scope]
+            self._cached_rows -= len(self._vectors.pop(scope).ids)
 
     def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None) -> None:
         with self._write() as db:
@@ -291,7 +301,7 @@ class SqliteStore:
         with self._write() as db:
             for table in ("memories", "history", "messages", "memory_fts", "meta"):
                 db.execute(f"DELETE FROM {table}")
-        self._vectors.clear()
+        self._drop_cache()
         self._dims = 0
 
     def close(self) -> None:
@@ -380,6 +390,8 @@ class SqliteStore:
 
     def _scope_vectors(self, scope: Scope) -> _ScopeVectors:
         cached = self._vectors.get(scope)
+        if cached is not None:
+            self._vectors.move_to_end(scope)
         if cached is None:
             params: list[Any] = []
             rows = self._db.execute(
@@ -391,6 +403,10 @@ class SqliteStore:
                 expires = datetime.fromisoformat(row[2]).timestamp() if row[2] else float("inf")
                 cached.append(row[0], row[1], np.frombuffer(row[3], dtype=np.float32), expires)
             self._vectors[scope] = cached
+            self._cached_rows += len(cached.ids)
+            while self._cached_rows > self.max_cached_vectors and len(self._vectors) > 1:
+                _, evicted = self._vectors.popitem(last=False)
+                self._cached_rows -= len(evicted.ids)
         return cached
 
     def _allowed_rowids(self, scope: Scope, where: Node) -> np.ndarray:
