@@ -25,7 +25,7 @@ from jiyi.core.retrieval import (
     MIN_VECTOR_RELEVANCE,
     PathResult,
     SearchRequest,
-    keyword_coverage,
+    keyword_relevance,
     recall_by_keyword,
     recall_by_vector,
 )
@@ -97,7 +97,8 @@ def fused(memory: Memory, keyword_weight: float, weighted: bool) -> Order:
                           max(calibration.relevance(h.score), MIN_VECTOR_RELEVANCE) if weighted else 1.0)
                   for h in case.vector.hits]
         keyword = [PathHit(h.memory_id, h.score,
-                           keyword_coverage(case.keyword.terms, case.records[h.memory_id]) if weighted else 1.0)
+                           keyword_relevance(case.keyword.terms, case.keyword.idf, case.records[h.memory_id])
+                           if weighted else 1.0)
                    for h in case.keyword.hits]
         ranked = fuse({"vector": vector, "keyword": keyword}, {"vector": 1.0, "keyword": keyword_weight})
         return [f.memory_id for f in ranked]

@@ -35,7 +35,8 @@ def test_python_example_runs(tmp_path: Path) -> None:
 
 def test_curl_example_runs(tmp_path: Path) -> None:
     curl_block = blocks("bash")[1]
-    memory = AsyncMemory(build_store(f"sqlite:///{tmp_path / 'm.db'}"), build_embedder())  # the default, as `make serve` runs
+    # The default embedder, as `make serve` runs it.
+    memory = AsyncMemory(build_store(f"sqlite:///{tmp_path / 'm.db'}"), build_embedder())
     with RunningServer(create_app(memory)) as server:
         script = curl_block.replace("localhost:8888", f"127.0.0.1:{server.port}")
         result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60, check=True)

@@ -9,11 +9,17 @@ import pytest
 
 from jiyi import EmbeddingMismatch, InvalidInput
 from jiyi.core.filters import parse_filters
+from jiyi.core.text import query_terms
 from jiyi.embedders.base import Embedder
 from jiyi.records import Event, HistoryEvent, Layer, MemoryRecord, Scope, SourceRef, StoredMessage
 from jiyi.stores.base import MemoryStore
 
 ALICE = Scope(user_id="alice")
+
+
+def words(*texts: str) -> list[str]:
+    """Keyword search takes words as core.text analyses them (segmented, stemmed)."""
+    return [term for text in texts for term in query_terms(text)]
 BOB = Scope(user_id="bob")
 
 
@@ -88,7 +94,7 @@ def test_scope_combinations_and_together(store: MemoryStore, embedder: Embedder)
     assert {h.memory_id for h in store.vector_search(Scope("alice"), q, 10)} == {both, user_only, other_agent}
     assert {h.memory_id for h in store.vector_search(Scope("alice", "bot"), q, 10)} == {both}
     assert {h.memory_id for h in store.vector_search(Scope(agent_id="bot"), q, 10)} == {both}
-    assert {h.memory_id for h in store.keyword_search(Scope("alice", "bot"), ["coffee"], 10)} == {both}
+    assert {h.memory_id for h in store.keyword_search(Scope("alice", "bot"), words("coffee"), 10)} == {both}
     assert {r.id for r in store.list_records(Scope("alice", "other"))} == {other_agent}
 
 
@@ -107,14 +113,14 @@ def test_keyword_search_finds_short_chinese_terms(
 ) -> None:
     texts = ["我昨晚又失眠了", "我住在上海浦东", "我最喜欢吃油焖大虾", "我对海鲜过敏", "今天天气不错", "我在北京工作"]
     put(store, embedder, *texts)
-    hits = store.keyword_search(ALICE, [term], 10)
+    hits = store.keyword_search(ALICE, words(term), 10)
     contents = [store.get(h.memory_id).content for h in hits]  # type: ignore[union-attr]
     assert contents[0] == expected
 
 
 def test_keyword_search_english_stems_and_ranks(store: MemoryStore, embedder: Embedder) -> None:
     put(store, embedder, "My sister Jesica has two dogs", "I like cats", "The dog park is near my flat")
-    hits = store.keyword_search(ALICE, ["dog"], 10)
+    hits = store.keyword_search(ALICE, words("dog"), 10)
     contents = {store.get(h.memory_id).content for h in hits}  # type: ignore[union-attr]
     assert contents == {"My sister Jesica has two dogs", "The dog park is near my flat"}
     assert all(h.score > 0 for h in hits)
@@ -123,7 +129,7 @@ def test_keyword_search_english_stems_and_ranks(store: MemoryStore, embedder: Em
 def test_keyword_search_survives_fts_syntax_in_terms(store: MemoryStore, embedder: Embedder) -> None:
     put(store, embedder, 'he said "hello" AND left (quickly)')
     for term in ['"hello"', "AND", "(quickly)", "NEAR", "*", "a:b"]:
-        store.keyword_search(ALICE, [term], 5)  # must not raise an FTS syntax error
+        store.keyword_search(ALICE, [term], 5)  # raw, unanalysed: must still not raise an FTS syntax error
 
 
 def test_update_replaces_content_vector_and_index(store: MemoryStore, embedder: Embedder) -> None:
@@ -134,8 +140,8 @@ def test_update_replaces_content_vector_and_index(store: MemoryStore, embedder: 
     event = HistoryEvent(a, Event.UPDATE, "lives in Beijing", "lives in Shanghai")
     store.update(moved, embedder.embed_documents([moved.content])[0], event)
     assert store.get(a).content == "lives in Shanghai"  # type: ignore[union-attr]
-    assert [h.memory_id for h in store.keyword_search(ALICE, ["shanghai"], 5)] == [a]
-    assert store.keyword_search(ALICE, ["beijing"], 5) == []
+    assert [h.memory_id for h in store.keyword_search(ALICE, words("shanghai"), 5)] == [a]
+    assert store.keyword_search(ALICE, words("beijing"), 5) == []
     assert store.vector_search(ALICE, embedder.embed_query("lives in Shanghai"), 1)[0].score == pytest.approx(1.0)
     assert [e.event for e in store.history(a)] == [Event.ADD, Event.UPDATE]
 
@@ -149,7 +155,7 @@ def test_soft_delete_hides_everywhere_but_keeps_audit(store: MemoryStore, embedd
     deleted = store.get(a, include_deleted=True)
     assert deleted is not None and deleted.deleted_at is not None and deleted.delete_reason == "user asked"
     assert a not in {h.memory_id for h in store.vector_search(ALICE, embedder.embed_query("secret diary"), 5)}
-    assert store.keyword_search(ALICE, ["diary"], 5) == []
+    assert store.keyword_search(ALICE, words("diary"), 5) == []
     assert [r.id for r in store.list_records(ALICE)] == [b]
     assert store.history(a)[-1].is_deleted
     with pytest.raises(InvalidInput):
@@ -164,7 +170,7 @@ def test_expired_memories_hidden_unless_asked(store: MemoryStore, embedder: Embe
     q = embedder.embed_query("coupon")
     assert {h.memory_id for h in store.vector_search(ALICE, q, 5)} == {fresh}
     assert {h.memory_id for h in store.vector_search(ALICE, q, 5, include_expired=True)} == {old, fresh}
-    assert {h.memory_id for h in store.keyword_search(ALICE, ["coupon"], 5)} == {fresh}
+    assert {h.memory_id for h in store.keyword_search(ALICE, words("coupon"), 5)} == {fresh}
     assert {r.id for r in store.list_records(ALICE)} == {fresh}
     assert {r.id for r in store.list_records(ALICE, include_expired=True)} == {old, fresh}
 
@@ -174,7 +180,7 @@ def test_filters_apply_in_every_read_path(store: MemoryStore, embedder: Embedder
     [work] = put(store, embedder, "works on noodles factory", metadata={"topic": "work", "score": 9})
     where = parse_filters({"topic": "food"})
     assert [h.memory_id for h in store.vector_search(ALICE, embedder.embed_query("noodles"), 5, where)] == [food]
-    assert [h.memory_id for h in store.keyword_search(ALICE, ["noodles"], 5, where)] == [food]
+    assert [h.memory_id for h in store.keyword_search(ALICE, words("noodles"), 5, where)] == [food]
     assert [r.id for r in store.list_records(ALICE, parse_filters({"score": {"gt": 6}}))] == [work]
 
 
@@ -231,3 +237,12 @@ def test_writes_are_atomic(store: MemoryStore, embedder: Embedder) -> None:
                      [HistoryEvent(good.id, Event.ADD, None, "second")])
     assert store.get(good.id) is None and store.history(good.id) == []
     assert [h.memory_id for h in store.vector_search(ALICE, embedder.embed_query("second"), 5)] == [a]
+
+
+def test_document_frequencies_tell_common_from_rare_words(store: MemoryStore, embedder: Embedder) -> None:
+    put(store, embedder, "I like tea", "I like coffee", "I like my sister Jesica")
+    put(store, embedder, "bob likes tea too", scope=BOB)
+    frequencies, total = store.document_frequencies(words("like", "Jesica", "tea", "unseen"))
+    assert frequencies == {"like": 4, "jesica": 1, "tea": 2}
+    assert total >= 4
+    assert store.document_frequencies([]) == ({}, 0)

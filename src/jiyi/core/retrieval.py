@@ -6,40 +6,39 @@ query is still being embedded.
 
 from __future__ import annotations
 
-import re
+import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jiyi.core.filters import Node
 from jiyi.core.fusion import PathHit, fuse
-from jiyi.core.text import has_cjk, normalize, query_terms, segment_for_index
+from jiyi.core.text import analyze_for_index, has_cjk, normalize, query_terms
 from jiyi.embedders.base import Embedder
 from jiyi.records import MemoryRecord, Scope, SearchHit
 from jiyi.stores.base import MemoryStore, ScoredId
 
-_PLURAL = re.compile(r"(?<=[^s])s$")
-_SUFFIX = re.compile(r"(?:ing|ed|e)$")
 # A vector hit that shares nothing measurable with the query still ranks, just below every real match.
 MIN_VECTOR_RELEVANCE = 0.01
 
 
-def _stem(word: str) -> str:
-    """A crude stemmer, consistent on both sides (likes/liked/like → lik), to tell which query words a memory
-    contains; FTS5 itself matched with Porter stems."""
-    word = _PLURAL.sub("", word) if len(word) > 3 else word
-    return _SUFFIX.sub("", word) if len(word) > 4 else word
+def inverse_document_frequencies(store: MemoryStore, terms: Sequence[str]) -> dict[str, float]:
+    frequencies, total = store.document_frequencies(terms)
+    total = max(total, 1)
+    return {t: math.log(1 + (total - frequencies.get(t, 0) + 0.5) / (frequencies.get(t, 0) + 0.5)) for t in terms}
 
 
-def keyword_coverage(terms: Sequence[str], record: MemoryRecord) -> float:
-    """Fraction of the query's words the memory contains: an absolute measure, unlike BM25's raw score."""
+def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: MemoryRecord) -> float:
+    """The IDF-weighted share of the query's words the memory contains: an absolute measure, unlike BM25's raw
+    score. Weighting matters: sharing "like" or "去" with a memory says little, sharing "Jesica" or "失眠" a lot."""
     if not terms:
         return 0.0
     text = normalize(record.content)
-    words = {_stem(w) for w in segment_for_index(record.content)}
-    found = sum(1 for t in terms if (t in text if has_cjk(t) else _stem(t) in words))
-    # The keyword index matched at least one word, even where this simple check cannot see it.
-    return max(found, 1) / len(terms)
+    words = set(analyze_for_index(record.content).terms.split())
+    weights = [idf.get(t, 1.0) for t in terms]
+    found = [w for t, w in zip(terms, weights, strict=True) if t in words or (has_cjk(t) and t in text)]
+    # The keyword index matched at least one word, even where this check cannot see it.
+    return max(sum(found), min(weights)) / sum(weights)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +57,7 @@ class PathResult:
     hits: list[ScoredId]
     elapsed_ms: float
     terms: tuple[str, ...] = ()
+    idf: dict[str, float] = field(default_factory=dict)
 
 
 def recall_by_vector(store: MemoryStore, embedder: Embedder, request: SearchRequest, pool: int) -> PathResult:
@@ -71,7 +71,8 @@ def recall_by_keyword(store: MemoryStore, request: SearchRequest, pool: int) -> 
     started = time.perf_counter()
     terms = query_terms(request.query)
     hits = store.keyword_search(request.scope, terms, pool, request.where, request.include_expired)
-    return PathResult(hits, (time.perf_counter() - started) * 1000, tuple(terms))
+    return PathResult(hits, (time.perf_counter() - started) * 1000, tuple(terms),
+                      inverse_document_frequencies(store, terms) if hits else {})
 
 
 def candidate_pool(top_k: int) -> int:
@@ -86,7 +87,7 @@ def fuse_paths(
     ranked = {
         "vector": [PathHit(h.memory_id, h.score, max(calibration.relevance(h.score), MIN_VECTOR_RELEVANCE))
                    for h in vector.hits if h.memory_id in records],
-        "keyword": [PathHit(h.memory_id, h.score, keyword_coverage(keyword.terms, records[h.memory_id]))
+        "keyword": [PathHit(h.memory_id, h.score, keyword_relevance(keyword.terms, keyword.idf, records[h.memory_id]))
                     for h in keyword.hits if h.memory_id in records],
     }
     timings = {"vector_ms": round(vector.elapsed_ms, 3), "keyword_ms": round(keyword.elapsed_ms, 3)}

@@ -1,8 +1,10 @@
 """Text analysis for keyword search in Chinese and English.
 
-Chinese has no spaces, so text is segmented with rjieba (jieba's dictionary, 6.5x faster). Two views are indexed:
-`terms` (segmented words, search-mode granularity, lower-cased, stop-words removed) and `chars` (single CJK
-characters, in order). A Chinese query word is matched against `terms` or, as a phrase, against `chars` — so
+Chinese has no spaces, so text is segmented with rjieba (jieba's dictionary, 6.5x faster); English words are
+stemmed (Snowball) here rather than in the index, so that the index's vocabulary and the query's words are the same
+strings and document frequencies can be looked up for them. Two views are indexed: `terms` (segmented words,
+search-mode granularity, lower-cased, stemmed, stop-words removed) and `chars` (single CJK characters, in order).
+A Chinese query word is matched against `terms` or, as a phrase, against `chars` — so
 失眠, 上海 and 虾 find their memories even where the segmenter cut the memory differently (吃虾, 海鲜过敏).
 """
 
@@ -11,8 +13,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 import rjieba
+import snowballstemmer
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[\w\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+", re.UNICODE)
@@ -57,12 +61,21 @@ def _is_stopword(token: str) -> bool:
     return token in ENGLISH_STOPWORDS or token in CHINESE_STOPWORDS
 
 
+_ASCII_WORD = re.compile(r"[a-z]+")
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(token: str) -> str:
+    return str(_STEMMER.stemWord(token)) if _ASCII_WORD.fullmatch(token) else token
+
+
 def _clean(tokens: list[str]) -> list[str]:
     out = []
     for token in tokens:
         token = token.strip()
         if token and _WORD.fullmatch(token) and not _is_stopword(token):
-            out.append(token)
+            out.append(stem(token))
     return out
 
 

@@ -96,6 +96,11 @@ class MemoryStore(Protocol):
         """Every record (in scope, if given), oldest first, read in pages."""
         ...
 
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many indexed memories contain each term (as core.text analyses it), and how many there are: store-wide,
+        not per scope — the point is to tell common words from rare ones, cheaply."""
+        ...
+
     def record_access(self, memory_ids: Sequence[str], when: datetime) -> None:
         ...
 

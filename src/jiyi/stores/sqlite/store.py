@@ -469,6 +469,18 @@ class SqliteStore:
         # FTS5's bm25() is "lower is better" (negative); flip it so every path agrees that higher is better.
         return [ScoredId(row[0], -float(row[1])) for row in rows]
 
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        if not terms:
+            return {}, 0
+        marks = ", ".join("?" for _ in terms)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT term, doc FROM memory_vocab WHERE col = 'terms' AND term IN ({marks})", list(terms)
+            ).fetchall()
+            # max(rowid) counts deleted memories too: fine for telling common words from rare ones, and O(1).
+            total = self._db.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
+        return {row[0]: int(row[1]) for row in rows}, int(total)
+
     def history(self, memory_id: str) -> list[HistoryEvent]:
         with self._lock:
             rows = self._db.execute(
