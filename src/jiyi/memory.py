@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from jiyi.core.filters import merge_scope, parse_filters
 from jiyi.core.messages import check_json_value, check_text, normalize_messages, parse_time
-from jiyi.core.retrieval import SearchRequest, candidate_pool, fuse_paths, recall_by_keyword, recall_by_vector
+from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.embedders.base import Embedder
 from jiyi.errors import InvalidInput, NotFound, NotSupportedYet
 from jiyi.records import (
@@ -284,12 +284,7 @@ class AsyncMemory:
             include_expired=show_expired,
             explain=explain,
         )
-        pool = candidate_pool(request.top_k)
-        vector, keyword = await asyncio.gather(
-            self._run(recall_by_vector, self.store, self.embedder, request, pool),
-            self._run(recall_by_keyword, self.store, request, pool),
-        )
-        hits = await self._run(fuse_paths, self.store, self.embedder, request, vector, keyword)
+        hits = await self._run(hybrid_search, self.store, self.embedder, request)
         return {"results": [search_item(hit, explain) for hit in hits]}
 
     async def get(self, memory_id: str) -> dict[str, Any]:

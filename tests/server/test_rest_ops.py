@@ -43,12 +43,12 @@ def sample(samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: s
 # --- health, docs, request ids ------------------------------------------------------------------------------
 
 
-def test_health_reports_ok_and_the_memory_count(client: httpx.Client) -> None:
+def test_health_is_ok_and_cheap(client: httpx.Client) -> None:
     assert ok(client.get("/health"))["status"] == "ok"
     add_all(client, ["I like rain", "I like snow"])
     health = ok(client.get("/health"))
-    assert health["status"] == "ok"
-    assert health["memories"] == 2
+    assert health["status"] == "ok" and health["embedder"].startswith("hashing")
+    assert "memories" not in health  # no counting on a liveness probe: counts are in /metrics
 
 
 def test_docs_page_is_served(client: httpx.Client) -> None:

@@ -176,8 +176,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_blas_thread() -> None:
+    # A scope's matrix-vector product gains nothing from a second BLAS thread, and idle BLAS threads spin on the cores
+    # the embedder needs (bench/scale.py measured e5 search 27 → 40 ms p50 beside another process's searches).
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _one_blas_thread()
     try:
         return int(args.func(args))
     except JiyiError as exc:

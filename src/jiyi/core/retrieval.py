@@ -1,7 +1,7 @@
 """Hybrid recall: an exact vector search and a BM25 keyword search within the scope, fused (see fusion.py).
 
-The two recalls are independent, so the async facade runs them at the same time: the keyword search is done while the
-query is still being embedded.
+The two recalls run one after the other in one worker thread: on a 2-core machine running them in parallel was slower
+(they share the store's lock, and a second thread competes with the embedder's own threads; bench/scale.py).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from jiyi.stores.base import MemoryStore, ScoredId
 
 # A vector hit that shares nothing measurable with the query still ranks, just below every real match.
 MIN_VECTOR_RELEVANCE = 0.01
+COMMON_WORD_SHARE = 0.1
 
 
-def inverse_document_frequencies(store: MemoryStore, terms: Sequence[str]) -> dict[str, float]:
-    frequencies, total = store.document_frequencies(terms)
+def inverse_document_frequencies(frequencies: dict[str, int], total: int, terms: Sequence[str]) -> dict[str, float]:
     total = max(total, 1)
     return {t: math.log(1 + (total - frequencies.get(t, 0) + 0.5) / (frequencies.get(t, 0) + 0.5)) for t in terms}
 
@@ -58,21 +58,27 @@ class PathResult:
     elapsed_ms: float
     terms: tuple[str, ...] = ()
     idf: dict[str, float] = field(default_factory=dict)
+    embed_ms: float = 0.0
 
 
 def recall_by_vector(store: MemoryStore, embedder: Embedder, request: SearchRequest, pool: int) -> PathResult:
     started = time.perf_counter()
     query_vector = embedder.embed_query(request.query)
+    embedded = time.perf_counter()
     hits = store.vector_search(request.scope, query_vector, pool, request.where, request.include_expired)
-    return PathResult(hits, (time.perf_counter() - started) * 1000)
+    return PathResult(hits, (time.perf_counter() - embedded) * 1000, embed_ms=(embedded - started) * 1000)
 
 
 def recall_by_keyword(store: MemoryStore, request: SearchRequest, pool: int) -> PathResult:
     started = time.perf_counter()
     terms = query_terms(request.query)
-    hits = store.keyword_search(request.scope, terms, pool, request.where, request.include_expired)
-    return PathResult(hits, (time.perf_counter() - started) * 1000, tuple(terms),
-                      inverse_document_frequencies(store, terms) if hits else {})
+    frequencies, total = store.document_frequencies(terms)
+    # Words in a large share of all memories (去, 花, "like") cost the most to match and say the least; search with the
+    # others when there are any. They still count, lightly, in keyword_relevance.
+    informative = [t for t in terms if frequencies.get(t, 0) <= COMMON_WORD_SHARE * total] or terms
+    hits = store.keyword_search(request.scope, informative, pool, request.where, request.include_expired)
+    idf = inverse_document_frequencies(frequencies, total, terms)
+    return PathResult(hits, (time.perf_counter() - started) * 1000, tuple(terms), idf)
 
 
 def candidate_pool(top_k: int) -> int:
@@ -90,7 +96,8 @@ def fuse_paths(
         "keyword": [PathHit(h.memory_id, h.score, keyword_relevance(keyword.terms, keyword.idf, records[h.memory_id]))
                     for h in keyword.hits if h.memory_id in records],
     }
-    timings = {"vector_ms": round(vector.elapsed_ms, 3), "keyword_ms": round(keyword.elapsed_ms, 3)}
+    timings = {"embed_ms": round(vector.embed_ms, 3), "vector_ms": round(vector.elapsed_ms, 3),
+               "keyword_ms": round(keyword.elapsed_ms, 3)}
     hits = []
     for fused in fuse(ranked):
         if request.threshold is not None and fused.score < request.threshold:
@@ -103,8 +110,12 @@ def fuse_paths(
 
 
 def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest) -> list[SearchHit]:
-    """Sequential form, for callers without an event loop; AsyncMemory runs the two recalls in parallel."""
     pool = candidate_pool(request.top_k)
     vector = recall_by_vector(store, embedder, request, pool)
     keyword = recall_by_keyword(store, request, pool)
-    return fuse_paths(store, embedder, request, vector, keyword)
+    started = time.perf_counter()
+    hits = fuse_paths(store, embedder, request, vector, keyword)
+    if request.explain:
+        for hit in hits:
+            hit.details["timings_ms"]["fuse_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return hits

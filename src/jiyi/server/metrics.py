@@ -5,6 +5,7 @@ No user_id label: per-user series would grow without bound and put user ids in a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -13,18 +14,25 @@ from prometheus_client.registry import Collector
 
 
 class _StoreSize(Collector):
-    def __init__(self, count_by_layer: Callable[[], dict[str, int]]) -> None:
+    """Counting a large store takes a while and holds its lock: scrapes within `max_age` seconds reuse the count."""
+
+    def __init__(self, count_by_layer: Callable[[], dict[str, int]], max_age: float = 15.0) -> None:
         self._count = count_by_layer
+        self._max_age = max_age
+        self._cached: tuple[float, dict[str, int]] | None = None
 
     def collect(self) -> Iterable[Metric]:
+        now = time.monotonic()
+        if self._cached is None or now - self._cached[0] > self._max_age:
+            self._cached = (now, self._count())
         family = GaugeMetricFamily("memory_store_size", "Live memories in the store", labels=["layer"])
-        for layer, count in sorted(self._count().items()):
+        for layer, count in sorted(self._cached[1].items()):
             family.add_metric([layer], count)
         yield family
 
 
 class Metrics:
-    def __init__(self, count_by_layer: Callable[[], dict[str, int]]) -> None:
+    def __init__(self, count_by_layer: Callable[[], dict[str, int]], store_size_max_age: float = 15.0) -> None:
         self.registry = CollectorRegistry()
         self.add_total = Counter("memory_add_total", "Memories added", ["memory_type"], registry=self.registry)
         self.update_total = Counter("memory_update_total", "Memories updated", registry=self.registry)
@@ -40,4 +48,4 @@ class Metrics:
         self.requests = Counter(
             "http_requests_total", "HTTP requests", ["method", "route", "status"], registry=self.registry
         )
-        self.registry.register(_StoreSize(count_by_layer))
+        self.registry.register(_StoreSize(count_by_layer, store_size_max_age))

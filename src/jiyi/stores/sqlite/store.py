@@ -102,6 +102,17 @@ class _ScopeVectors:
         self.ids.append(memory_id)
         self.rowids.append(rowid)
 
+    @classmethod
+    def from_arrays(cls, rowids: list[int], ids: list[str], matrix: np.ndarray, expires: np.ndarray) -> _ScopeVectors:
+        cached = cls(matrix.shape[1])
+        capacity = max(16, len(ids) + len(ids) // 4)
+        cached._vectors = np.zeros((capacity, matrix.shape[1]), dtype=np.float32)
+        cached._vectors[: len(ids)] = matrix
+        cached._expires = np.zeros(capacity, dtype=np.float64)
+        cached._expires[: len(ids)] = expires
+        cached.ids, cached.rowids = ids, rowids
+        return cached
+
     def view(self) -> tuple[np.ndarray, np.ndarray]:
         n = len(self.ids)
         return self._vectors[:n], self._expires[:n]
@@ -392,21 +403,23 @@ class SqliteStore:
         cached = self._vectors.get(scope)
         if cached is not None:
             self._vectors.move_to_end(scope)
-        if cached is None:
-            params: list[Any] = []
-            rows = self._db.execute(
-                f"SELECT rowid, id, expiration_date, embedding FROM memories WHERE {_scope_sql(scope, params)} "
-                "AND deleted_at IS NULL ORDER BY rowid", params,
-            ).fetchall()
-            cached = _ScopeVectors(self._dims or (len(rows[0][3]) // 4 if rows else 1))
-            for row in rows:
-                expires = datetime.fromisoformat(row[2]).timestamp() if row[2] else float("inf")
-                cached.append(row[0], row[1], np.frombuffer(row[3], dtype=np.float32), expires)
-            self._vectors[scope] = cached
-            self._cached_rows += len(cached.ids)
-            while self._cached_rows > self.max_cached_vectors and len(self._vectors) > 1:
-                _, evicted = self._vectors.popitem(last=False)
-                self._cached_rows -= len(evicted.ids)
+            return cached
+        params: list[Any] = []
+        rows = self._db.execute(
+            f"SELECT rowid, id, expiration_date, embedding FROM memories WHERE {_scope_sql(scope, params)} "
+            "AND deleted_at IS NULL ORDER BY rowid", params,
+        ).fetchall()
+        dims = self._dims or (len(rows[0][3]) // 4 if rows else 1)
+        # One buffer for all rows: per-row appends made loading a 100k scope take seconds.
+        matrix = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.float32).reshape(len(rows), dims)
+        expires = np.array([datetime.fromisoformat(row[2]).timestamp() if row[2] else np.inf for row in rows],
+                           dtype=np.float64)
+        cached = _ScopeVectors.from_arrays([row[0] for row in rows], [row[1] for row in rows], matrix, expires)
+        self._vectors[scope] = cached
+        self._cached_rows += len(cached.ids)
+        while self._cached_rows > self.max_cached_vectors and len(self._vectors) > 1:
+            _, evicted = self._vectors.popitem(last=False)
+            self._cached_rows -= len(evicted.ids)
         return cached
 
     def _allowed_rowids(self, scope: Scope, where: Node) -> np.ndarray:
@@ -457,12 +470,22 @@ class SqliteStore:
         if not terms:
             return []
         params: list[Any] = [_keyword_query(scope, terms)]
-        live = self._live_clause(params, include_expired, prefix="m.")
-        sql = (
-            "SELECT m.id, bm25(memory_fts, 1.0, 0.6, 0.0) AS rank FROM memory_fts "
-            "JOIN memories m ON m.rowid = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND {live} AND {to_sql(where, params)} ORDER BY rank LIMIT ?"
-        )
+        if where is None:
+            # Rank inside the index first and join only the best: a common word can match a large share of a scope.
+            params.append(int(limit) * 2)  # room for expired memories, dropped below
+            live = self._live_clause(params, include_expired, prefix="m.")
+            sql = (
+                "SELECT m.id, f.rank FROM (SELECT rowid, bm25(memory_fts, 1.0, 0.6, 0.0) AS rank FROM memory_fts "
+                "WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid "
+                f"WHERE {live} ORDER BY f.rank LIMIT ?"
+            )
+        else:
+            live = self._live_clause(params, include_expired, prefix="m.")
+            sql = (
+                "SELECT m.id, bm25(memory_fts, 1.0, 0.6, 0.0) AS rank FROM memory_fts "
+                "JOIN memories m ON m.rowid = memory_fts.rowid "
+                f"WHERE memory_fts MATCH ? AND {live} AND {to_sql(where, params)} ORDER BY rank LIMIT ?"
+            )
         params.append(int(limit))
         with self._lock:
             rows = self._db.execute(sql, params).fetchall()
