@@ -1,9 +1,10 @@
 """Scale benchmark: search latency and add throughput of jiyi at 1k, 10k and 100k memories in one user's scope.
 
     . /tmp/venv/bin/activate
-    python bench/scale.py                                   # full: 1k, 10k, 100k x e5, use (~35 min cold cache)
-    python bench/scale.py --sizes 1000                      # quick: < 1 minute
+    python bench/scale.py                         # full: 1k, 10k, 100k x e5, use: ~5 min (+ ~25 min to embed once)
+    python bench/scale.py --sizes 1000            # quick: < 1 minute
     python bench/scale.py --sizes 1000,10000 --embedders use --out bench/results/scale-use.json
+    python bench/scale.py --quiet-wait 90         # on a shared machine: wait for other processes before each phase
 
 What is measured, and how (also written into the JSON under "method"):
 
@@ -13,12 +14,17 @@ What is measured, and how (also written into the JSON under "method"):
   and cached in bench/.cache/ per embedder, corpus version and seed: this is the "bulk insert" rate, no embedding.
 * Cold search: the store is closed and reopened, then one search is timed: it loads the scope's vectors from SQLite.
 * Search, in process: `Memory.search(q, user_id="u_main", top_k=10, explain=True)`, each of ~200 distinct queries
-  once (after 10 distinct warm-up queries), wall time around the call, query embedding included. Per-path timings
-  come from the library (score_details.timings_ms); `get_many` (loading the hit records) is timed by wrapping the
-  store method; "rest" is the remainder: keyword coverage, fusion, record->dict, the facade's thread hops.
-* Search over HTTP: the same queries, same order, POST /search to a real uvicorn server (jiyi.server.create_app
-  around an AsyncMemory on the same file) in a separate process on 127.0.0.1, one keep-alive httpx client. The HTTP
-  overhead is the median of the per-query differences (HTTP - in process).
+  once (after 10 distinct warm-up queries), wall time around the call, query embedding included. The split comes
+  from wrapping embedder.embed_query and the store's vector_search, keyword_search, document_frequencies and
+  get_many with timers (a store method's time includes waiting for the store's lock while the other recall path
+  holds it); "rest" is wall time when none of them ran (segmentation, coverage, fusion, record->dict, thread
+  hops). The library's own score_details.timings_ms are kept too.
+* Search over HTTP: then the same queries, POST /search to a real uvicorn server (jiyi.server.create_app around an
+  AsyncMemory on the same file) in a separate process on 127.0.0.1, one keep-alive httpx client. The HTTP
+  overhead is the median of the per-query differences (HTTP - in process). The two phases are not interleaved:
+  see search_http() for why.
+* Other load: this machine is shared; the CPU cores that other processes kept busy during each phase are recorded
+  (from /proc), and --quiet-wait N waits up to N s before each phase for the machine to calm down.
 * Add: fresh texts (never in the store) through `Memory.add(100 messages, infer=False)`, then as many through
   POST /memories; embedding, raw-message log, insert and keyword indexing included. memories/s = messages / wall time.
   Adds run after the searches, into the same scope.
@@ -94,10 +100,16 @@ def summary(values: Sequence[float]) -> dict[str, float]:
             "p99": round(float(p99), 3), "mean": round(float(arr.mean()), 3), "max": round(float(arr.max()), 3)}
 
 
+Interval = tuple[float, float]  # perf_counter seconds: start, end
+
+
 @contextmanager
-def timed_methods(obj: Any, names: Sequence[str]) -> Iterator[dict[str, list[float]]]:
-    """Wrap `obj`'s methods with a timer for the duration of the block; yields name -> list of ms per call."""
-    timings: dict[str, list[float]] = {name: [] for name in names}
+def timed_methods(obj: Any, names: Sequence[str]) -> Iterator[dict[str, list[Interval]]]:
+    """Wrap `obj`'s methods with a timer for the duration of the block; yields name -> (start, end) per call.
+
+    Calls may come from several threads at once (the facade runs recall paths in parallel): list.append is atomic.
+    """
+    calls: dict[str, list[Interval]] = {name: [] for name in names}
     originals = {name: getattr(obj, name) for name in names}
 
     def wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -106,16 +118,77 @@ def timed_methods(obj: Any, names: Sequence[str]) -> Iterator[dict[str, list[flo
             try:
                 return fn(*args, **kwargs)
             finally:
-                timings[name].append((time.perf_counter() - started) * 1000)
+                calls[name].append((started, time.perf_counter()))
         return timed
 
     for name, fn in originals.items():
         setattr(obj, name, wrap(name, fn))
     try:
-        yield timings
+        yield calls
     finally:
         for name in names:
             delattr(obj, name)  # back to the class attribute
+
+
+def total_ms(intervals: Sequence[Interval]) -> float:
+    return sum(end - start for start, end in intervals) * 1000
+
+
+def covered_ms(intervals: Sequence[Interval]) -> float:
+    """Length of the union of the intervals: wall time during which at least one of them ran."""
+    covered, reach = 0.0, float("-inf")
+    for start, end in sorted(intervals):
+        if end > reach:
+            covered += end - max(start, reach)
+            reach = end
+    return covered * 1000
+
+
+# --- other load on the machine -------------------------------------------------------------------------------------
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def system_busy_s() -> float:
+    """CPU seconds all processes spent busy since boot (user, nice, system, irq, softirq, steal)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]) / _TICK
+
+
+def process_cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+
+
+class CpuMeter:
+    """How many cores other processes kept busy while a phase ran: machine busy time minus this benchmark's."""
+
+    def __init__(self, pids: Sequence[int]) -> None:
+        self.pids = list(pids)
+        self.started = time.perf_counter()
+        self.busy = system_busy_s()
+        self.own = sum(process_cpu_s(p) for p in self.pids)
+
+    def foreign_cores(self) -> float:
+        wall = time.perf_counter() - self.started
+        own = sum(process_cpu_s(p) for p in self.pids) - self.own
+        return round(max(system_busy_s() - self.busy - own, 0.0) / max(wall, 1e-9), 2)
+
+
+def wait_for_quiet(max_wait_s: float, pids: Sequence[int], threshold: float = 0.3) -> float:
+    """Wait (up to max_wait_s) until other processes use less than `threshold` cores; return what was last seen."""
+    deadline = time.monotonic() + max_wait_s
+    while True:
+        meter = CpuMeter(pids)
+        time.sleep(1.0)
+        load = meter.foreign_cores()
+        if load < threshold or time.monotonic() > deadline:
+            return load
+        log(f"machine busy ({load:.2f} cores used by other processes), waiting")
+        time.sleep(4.0)
 
 
 # --- corpus and cached vectors -------------------------------------------------------------------------------------
@@ -221,42 +294,64 @@ def cold_search(memory: Memory, query: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def search_inproc(memory: Memory, queries: Sequence[str], warmup: Sequence[str]) -> dict[str, Any]:
-    """Latency of each query once, with the library's per-path timings and the store's get_many time."""
+SEARCH_PARTS = {"embed": "embed_query", "vector": "vector_search", "keyword": "keyword_search",
+                "keyword_df": "document_frequencies", "load_records": "get_many"}
+
+
+@dataclass
+class SearchLog:
+    """Per-query measurements of the search phase."""
+
+    inproc_ms: list[float] = field(default_factory=list)
+    http_ms: list[float] = field(default_factory=list)
+    parts_ms: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in [*SEARCH_PARTS, "rest"]})
+    library_ms: dict[str, list[float]] = field(default_factory=dict)
+    empty_results: int = 0
+
+
+def search_once_inproc(memory: Memory, query: str, calls: dict[str, list[Interval]], out: SearchLog) -> None:
+    """One timed Memory.search; the wrapped methods' intervals since the call started give its split."""
+    marks = {name: len(found) for name, found in calls.items()}
+    started = time.perf_counter()
+    results = memory.search(query, user_id=MAIN_USER, top_k=TOP_K, explain=True)["results"]
+    out.inproc_ms.append((time.perf_counter() - started) * 1000)
+    mine = {name: found[marks[name]:] for name, found in calls.items()}
+    for key, method in SEARCH_PARTS.items():
+        out.parts_ms[key].append(total_ms(mine.get(method, [])))
+    out.parts_ms["rest"].append(out.inproc_ms[-1] - covered_ms([i for found in mine.values() for i in found]))
+    for key, value in (results[0]["score_details"].get("timings_ms", {}) if results else {}).items():
+        out.library_ms.setdefault(key, []).append(value)
+    out.empty_results += not results
+
+
+def search_once_http(client: httpx.Client, query: str, out: SearchLog) -> None:
+    started = time.perf_counter()
+    response = client.post("/search", json={"query": query, "user_id": MAIN_USER, "top_k": TOP_K})
+    response.raise_for_status()
+    response.json()
+    out.http_ms.append((time.perf_counter() - started) * 1000)
+
+
+def search_inproc(memory: Memory, queries: Sequence[str], warmup: Sequence[str], out: SearchLog) -> None:
+    """Each query once through Memory.search, split by timing the embedder's and the store's methods."""
     for q in warmup:
         memory.search(q, user_id=MAIN_USER, top_k=TOP_K)
-    totals: list[float] = []
-    paths: dict[str, list[float]] = {"embed": [], "vector": [], "keyword": [], "load_records": [], "rest": []}
-    empty = 0
-    with timed_methods(memory.store, ["get_many"]) as store_ms:
+    store_methods = [m for m in SEARCH_PARTS.values() if m != "embed_query" and hasattr(memory.store, m)]
+    with timed_methods(memory.embedder, ["embed_query"]) as embed_calls, \
+            timed_methods(memory.store, store_methods) as store_calls:
+        calls = {**embed_calls, **store_calls}
         for q in queries:
-            mark = len(store_ms["get_many"])
-            started = time.perf_counter()
-            results = memory.search(q, user_id=MAIN_USER, top_k=TOP_K, explain=True)["results"]
-            total = (time.perf_counter() - started) * 1000
-            totals.append(total)
-            load = sum(store_ms["get_many"][mark:])
-            timings = results[0]["score_details"]["timings_ms"] if results else {}
-            empty += not results
-            parts = [timings.get("embed_ms", 0.0), timings.get("vector_ms", 0.0), timings.get("keyword_ms", 0.0)]
-            for key, value in zip(("embed", "vector", "keyword"), parts, strict=True):
-                paths[key].append(value)
-            paths["load_records"].append(load)
-            paths["rest"].append(total - sum(parts) - load)
-    return {"latency_ms": totals, "paths_ms": paths, "empty_results": empty}
+            search_once_inproc(memory, q, calls, out)
 
 
-def search_http(client: httpx.Client, queries: Sequence[str], warmup: Sequence[str]) -> list[float]:
+def search_http(client: httpx.Client, queries: Sequence[str], warmup: Sequence[str], out: SearchLog) -> None:
+    """The same queries over HTTP. Not interleaved with the in-process ones on purpose: a search leaves numpy's
+    OpenBLAS threads spinning for a while, which slows the other process's next query embedding (measured: e5 at
+    10k, in-process p50 27 -> 40 ms when interleaved; no effect with OPENBLAS_NUM_THREADS=1)."""
     for q in warmup:
         client.post("/search", json={"query": q, "user_id": MAIN_USER, "top_k": TOP_K}).raise_for_status()
-    latencies = []
     for q in queries:
-        started = time.perf_counter()
-        response = client.post("/search", json={"query": q, "user_id": MAIN_USER, "top_k": TOP_K})
-        response.json()
-        latencies.append((time.perf_counter() - started) * 1000)
-        response.raise_for_status()
-    return latencies
+        search_once_http(client, q, out)
 
 
 def batches(texts: Sequence[str], size: int) -> list[list[dict[str, str]]]:
@@ -264,21 +359,22 @@ def batches(texts: Sequence[str], size: int) -> list[list[dict[str, str]]]:
 
 
 def add_inproc(memory: Memory, texts: Sequence[str]) -> dict[str, Any]:
-    """Memory.add(infer=False) in batches; store writes timed by wrapping the store's methods."""
+    """Memory.add(infer=False) in batches, split by timing the embedder's and the store's methods."""
     calls: list[float] = []
-    with timed_methods(memory.store, ["insert", "add_messages"]) as store_ms:
+    with timed_methods(memory.embedder, ["embed_documents"]) as embed_calls, \
+            timed_methods(memory.store, ["insert", "add_messages"]) as store_calls:
         for batch in batches(texts, ADD_BATCH):
             started = time.perf_counter()
             added = memory.add(batch, user_id=MAIN_USER, infer=False)["results"]
             calls.append((time.perf_counter() - started) * 1000)
-            assert len(added) == len(batch), "every message should become a memory"
-    seconds = sum(calls) / 1000
-    insert, log_messages = sum(store_ms["insert"]), sum(store_ms["add_messages"])
-    return {"memories": len(texts), "batch": ADD_BATCH, "memories_per_s": round(len(texts) / seconds, 1),
-            "call_ms": summary(calls),
-            "share_ms_per_call": {"store_insert": round(insert / len(calls), 2),
-                                  "store_add_messages": round(log_messages / len(calls), 2),
-                                  "embedding_and_rest": round((sum(calls) - insert - log_messages) / len(calls), 2)}}
+            if len(added) != len(batch):
+                raise RuntimeError(f"{len(batch)} messages gave {len(added)} memories")
+    timed = {"embed_documents": total_ms(embed_calls["embed_documents"]),
+             "store_insert": total_ms(store_calls["insert"]),
+             "store_add_messages": total_ms(store_calls["add_messages"])}
+    timed["rest"] = sum(calls) - sum(timed.values())
+    return {"memories": len(texts), "batch": ADD_BATCH, "memories_per_s": round(len(texts) / (sum(calls) / 1000), 1),
+            "call_ms": summary(calls), "ms_per_call": {k: round(v / len(calls), 2) for k, v in timed.items()}}
 
 
 def add_http(client: httpx.Client, texts: Sequence[str]) -> dict[str, Any]:
@@ -288,7 +384,8 @@ def add_http(client: httpx.Client, texts: Sequence[str]) -> dict[str, Any]:
         response = client.post("/memories", json={"messages": batch, "user_id": MAIN_USER, "infer": False})
         response.raise_for_status()
         calls.append((time.perf_counter() - started) * 1000)
-        assert len(response.json()["results"]) == len(batch)
+        if len(response.json()["results"]) != len(batch):
+            raise RuntimeError("POST /memories did not store every message")
     return {"memories": len(texts), "batch": ADD_BATCH, "memories_per_s": round(len(texts) / (sum(calls) / 1000), 1),
             "call_ms": summary(calls)}
 
@@ -314,8 +411,8 @@ def serve(db_path: str, embedder_name: str, port: int) -> None:
 
 
 @contextmanager
-def http_server(db_path: Path, embedder_name: str) -> Iterator[httpx.Client]:
-    """Start the server process, wait for /health, yield a keep-alive client; stop the process afterwards."""
+def http_server(db_path: Path, embedder_name: str) -> Iterator[tuple[httpx.Client, int]]:
+    """Start the server process, wait for /health, yield a keep-alive client and the server's pid; stop it after."""
     port = free_port()
     process = multiprocessing.get_context("spawn").Process(
         target=serve, args=(str(db_path), embedder_name, port), daemon=True)
@@ -332,7 +429,7 @@ def http_server(db_path: Path, embedder_name: str) -> Iterator[httpx.Client]:
             if time.monotonic() > deadline or not process.is_alive():
                 raise RuntimeError("the benchmark's uvicorn server did not start")
             time.sleep(0.1)
-        yield client
+        yield client, int(process.pid or 0)
     finally:
         client.close()
         process.terminate()
@@ -353,44 +450,70 @@ class Workload:
     fresh_http: list[str]
     queries: list[str]
     warmup: list[str]
-    info: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    quiet_wait_s: float = 0.0
 
 
-def run_one(name: str, embedder: Embedder, size: int, work: Workload, workdir: Path, seed: int) -> dict[str, Any]:
-    db_path = workdir / f"{name}-{size}.db"
+@dataclass
+class Phases:
+    """Runs measured phases, each after waiting for a quiet machine, noting how busy other processes kept it."""
+
+    quiet_wait_s: float
+    pids: list[int]
+    load: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def run(self, label: str, fn: Callable[[], Any]) -> Any:
+        before = wait_for_quiet(self.quiet_wait_s, self.pids) if self.quiet_wait_s > 0 else None
+        meter = CpuMeter(self.pids)
+        result = fn()
+        self.load[label] = {"before": before, "during": meter.foreign_cores()}
+        return result
+
+
+def build_file(db_path: Path, name: str, embedder: Embedder, size: int, work: Workload) -> dict[str, Any]:
+    """A fresh SQLite file for this size, filled with store.insert; returns the fill rate and the counts."""
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db_path}{suffix}").unlink(missing_ok=True)
-    rows = layout(size, seed)
+    rows = layout(size, work.seed)
     store = build_store(f"sqlite:///{db_path}")
     log(f"{name} @ {size}: bulk insert of {len(rows)} rows")
     build = fill_store(store, embedder, work.texts, work.vectors, rows)
     counts = {"scope": sum(store.count(Scope(user_id=MAIN_USER)).values()), "total": sum(store.count().values())}
     store.close()
-    gc.collect()
+    return {"bulk_insert": build, "memories_in_scope": counts["scope"], "memories_in_file": counts["total"],
+            "db_mb": round(db_path.stat().st_size / 2**20, 1)}
 
+
+def run_one(name: str, embedder: Embedder, size: int, work: Workload, workdir: Path) -> dict[str, Any]:
+    db_path = workdir / f"{name}-{size}.db"
+    built = build_file(db_path, name, embedder, size, work)
+    gc.collect()
+    phases = Phases(work.quiet_wait_s, [os.getpid()])
     memory = Memory(build_store(f"sqlite:///{db_path}"), embedder)
-    cold_ms = cold_search(memory, work.warmup[0])
+    cold_ms = phases.run("cold_search", lambda: cold_search(memory, work.warmup[0]))
+    searched = SearchLog()
     log(f"{name} @ {size}: in-process search ({len(work.queries)} queries)")
-    inproc = search_inproc(memory, work.queries, work.warmup[1:])
-    with http_server(db_path, name) as client:
+    phases.run("search_inproc", lambda: search_inproc(memory, work.queries, work.warmup[1:], searched))
+    with http_server(db_path, name) as (client, server_pid):
+        phases.pids.append(server_pid)
         log(f"{name} @ {size}: HTTP search")
-        http = search_http(client, work.queries, work.warmup[1:])
+        phases.run("search_http", lambda: search_http(client, work.queries, work.warmup[1:], searched))
         log(f"{name} @ {size}: add, in process then HTTP")
-        add_local = add_inproc(memory, work.fresh_inproc)
-        add_remote = add_http(client, work.fresh_http)
+        add_local = phases.run("add_inproc", lambda: add_inproc(memory, work.fresh_inproc))
+        add_remote = phases.run("add_http", lambda: add_http(client, work.fresh_http))
     memory.close()
-    diffs = [h - i for h, i in zip(http, inproc["latency_ms"], strict=True)]
+    diffs = [h - i for h, i in zip(searched.http_ms, searched.inproc_ms, strict=True)]
     return {
         "embedder": name, "model_id": embedder.model_id, "dims": embedder.dims, "size": size,
-        "memories_in_scope": counts["scope"], "memories_in_file": counts["total"], "other_users": OTHER_USERS,
-        "db_mb": round(db_path.stat().st_size / 2**20, 1),
-        "bulk_insert": build, "cold_first_search_ms": round(cold_ms, 2),
-        "search_inproc_ms": summary(inproc["latency_ms"]),
-        "search_inproc_paths_ms": {k: summary(v) for k, v in inproc["paths_ms"].items()},
-        "search_empty_results": inproc["empty_results"],
-        "search_http_ms": summary(http),
+        "other_users": OTHER_USERS, **built, "cold_first_search_ms": round(cold_ms, 2),
+        "search_inproc_ms": summary(searched.inproc_ms),
+        "search_inproc_parts_ms": {k: summary(v) for k, v in searched.parts_ms.items()},
+        "search_inproc_library_timings_ms": {k: summary(v) for k, v in searched.library_ms.items()},
+        "search_empty_results": searched.empty_results,
+        "search_http_ms": summary(searched.http_ms),
         "http_overhead_ms": summary(diffs),
         "add_inproc": add_local, "add_http": add_remote,
+        "other_processes_cpu_cores": phases.load,
     }
 
 
@@ -415,32 +538,49 @@ def machine_info() -> dict[str, Any]:
 
     return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": round(mem_kb / 2**20, 1),
             "platform": platform.platform(), "python": platform.python_version(), "numpy": np.__version__,
-            "sqlite": sqlite3.sqlite_version, "jiyi": jiyi.__version__, "git_commit": commit,
-            "src_uncommitted_changes": dirty}
+            "sqlite": sqlite3.sqlite_version, "jiyi": jiyi.__version__, "jiyi_imported_from": jiyi.__file__,
+            "git_commit": commit, "src_uncommitted_changes": dirty}
 
 
 def fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+LEGEND = (
+    "Times in ms. scope = memories of the searched user; file = all users. cold 1st = first search after opening "
+    "the store (loads the scope's vectors). embed / vector / keyword / df / load = time in embed_query / "
+    "store.vector_search / store.keyword_search / store.document_frequencies / store.get_many (recall paths may "
+    "overlap); rest = time in none of them (segmentation, coverage, fusion, record->dict, thread hops). "
+    "add = Memory.add / POST /memories, 100 messages per call, infer=False, embedding included. "
+    "bulk insert = store.insert with precomputed vectors. "
+    "other load = CPU cores that other processes on the machine kept busy during the search / add phases."
+)
+
+
+def other_load(result: dict[str, Any]) -> str:
+    load = result["other_processes_cpu_cores"]
+    adds = max(load["add_inproc"]["during"], load["add_http"]["during"])
+    search = max(load["search_inproc"]["during"], load["search_http"]["during"])
+    return f"{search:.2f} / {adds:.2f}"
+
+
 def markdown(results: Sequence[dict[str, Any]]) -> str:
     head = ("| embedder | scope / file | cold 1st | in-proc p50 / p99 | embed p50 | vector p50 | keyword p50 / p99 "
-            "| load p50 | rest p50 | HTTP p50 / p99 | HTTP overhead p50 | add in-proc | add HTTP | bulk insert |")
-    lines = [head, "|" + "---|" * 14]
+            "| df p50 | load p50 | rest p50 | HTTP p50 / p99 | HTTP overhead p50 | add in-proc | add HTTP "
+            "| bulk insert | other load |")
+    lines = [head, "|" + "---|" * 16]
     for r in results:
-        s, h, p, o = r["search_inproc_ms"], r["search_http_ms"], r["search_inproc_paths_ms"], r["http_overhead_ms"]
+        s, h, p, o = r["search_inproc_ms"], r["search_http_ms"], r["search_inproc_parts_ms"], r["http_overhead_ms"]
         lines.append(
             f"| {r['embedder']} | {r['memories_in_scope']:,} / {r['memories_in_file']:,} "
             f"| {fmt(r['cold_first_search_ms'])} | {fmt(s['p50'])} / {fmt(s['p99'])} | {fmt(p['embed']['p50'])} "
             f"| {fmt(p['vector']['p50'])} | {fmt(p['keyword']['p50'])} / {fmt(p['keyword']['p99'])} "
-            f"| {fmt(p['load_records']['p50'])} | {fmt(p['rest']['p50'])} | {fmt(h['p50'])} / {fmt(h['p99'])} "
+            f"| {fmt(p['keyword_df']['p50'])} | {fmt(p['load_records']['p50'])} | {fmt(p['rest']['p50'])} "
+            f"| {fmt(h['p50'])} / {fmt(h['p99'])} "
             f"| {fmt(o['p50'])} | {r['add_inproc']['memories_per_s']:.0f}/s | {r['add_http']['memories_per_s']:.0f}/s "
-            f"| {r['bulk_insert']['rows_per_s']:.0f}/s |")
+            f"| {r['bulk_insert']['rows_per_s']:.0f}/s | {other_load(r)} |")
     lines.append("")
-    lines.append("Times in ms. scope = memories of the searched user; file = all users. cold 1st = first search after "
-                 "opening the store (loads the scope's vectors). load = store.get_many; rest = coverage, fusion, "
-                 "record->dict, thread hops. add = Memory.add / POST /memories, 100 messages per call, infer=False, "
-                 "embedding included. bulk insert = store.insert with precomputed vectors.")
+    lines.append(LEGEND)
     return "\n".join(lines)
 
 
@@ -477,11 +617,15 @@ METHOD = {
     "cold_first_search_ms": "first Memory.search after reopening the store (scope vectors loaded from SQLite)",
     "search_inproc_ms": f"wall time of Memory.search(top_k={TOP_K}, explain=True), each query once, after "
                         f"{WARMUP_QUERIES} distinct warm-up queries; query embedding included",
-    "search_inproc_paths_ms": "embed/vector/keyword: the library's timings_ms; load_records: store.get_many "
-                              "(wrapped); rest: total minus those",
-    "search_http_ms": "POST /search, same queries and order, real uvicorn in a separate process on 127.0.0.1, "
-                      "keep-alive httpx client, response JSON parsed",
-    "http_overhead_ms": "per-query difference HTTP - in process",
+    "search_inproc_parts_ms": "time inside embedder.embed_query, store.vector_search, store.keyword_search, "
+                              "store.document_frequencies (keyword_df), store.get_many (methods wrapped with "
+                              "timers during the run); rest: wall time when none of them ran (segmentation, "
+                              "coverage, fusion, record->dict, thread hops). Parts may overlap (recall paths run in "
+                              "parallel), so they need not sum to the total",
+    "search_inproc_library_timings_ms": "score_details.timings_ms of the top hit, as the library reports it",
+    "search_http_ms": "POST /search, the same queries after the in-process phase, real uvicorn in a separate "
+                      "process on 127.0.0.1, keep-alive httpx client, response JSON parsed",
+    "http_overhead_ms": "per-query difference HTTP - in process (paired by query)",
     "add": f"fresh texts, {ADD_BATCH} messages per Memory.add / POST /memories call, infer=False, after the "
            "searches, into the same scope; memories_per_s = messages / summed call wall time",
 }
@@ -499,6 +643,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--queries", type=int, default=200, help="distinct measured queries")
     parser.add_argument("--add-batches", type=int, default=5, help=f"{ADD_BATCH}-message calls per add measurement")
     parser.add_argument("--workdir", default=None, help="where the SQLite files go (default: a temp dir, removed)")
+    parser.add_argument("--note", default="", help="free text stored in the JSON (e.g. which source was measured)")
+    parser.add_argument("--quiet-wait", type=float, default=0.0,
+                        help="before each phase, wait up to this many seconds for other processes to go quiet")
     return parser.parse_args(argv)
 
 
@@ -535,12 +682,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for name in names:
             embedder = build_embedder(name)
+            embedder.embed_documents(["warm-up 预热"])  # load the model now, not inside the first timed call
+            embedder.embed_query("warm-up 预热")
             vectors, info = corpus_vectors(name, args.seed, embedder, all_texts[:stored])
             meta["vectors"][name] = info
             work = Workload(all_texts[:stored], vectors, all_texts[stored:stored + fresh],
-                            all_texts[stored + fresh:], queries, warmup)
+                            all_texts[stored + fresh:], queries, warmup, args.seed, args.quiet_wait)
             for size in sizes:
-                results.append(run_one(name, embedder, size, work, workdir, args.seed))
+                results.append(run_one(name, embedder, size, work, workdir))
                 write_report(out, meta, results)
                 gc.collect()
     finally:
