@@ -24,8 +24,12 @@ COMMON_WORD_SHARE = 0.1
 
 
 def inverse_document_frequencies(frequencies: dict[str, int], total: int, terms: Sequence[str]) -> dict[str, float]:
-    total = max(total, 1)
-    return {t: math.log(1 + (total - frequencies.get(t, 0) + 0.5) / (frequencies.get(t, 0) + 0.5)) for t in terms}
+    """BM25's IDF: always > 0, highest for words no memory has."""
+    idf = {}
+    for term in terms:
+        df = frequencies.get(term, 0)
+        idf[term] = math.log(1 + (max(total - df, 0) + 0.5) / (df + 0.5))
+    return idf
 
 
 def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: MemoryRecord) -> float:

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jiyi.core.retrieval import inverse_document_frequencies, keyword_relevance
+from jiyi.records import MemoryRecord, Scope
+
+WORDS = ["tea", "jesica", "like", "失眠", "上海", "dog"]
+
+
+@given(st.dictionaries(st.sampled_from(WORDS), st.integers(0, 1000)), st.integers(0, 1000))
+def test_idf_is_positive_and_rarer_words_weigh_more(frequencies: dict[str, int], total: int) -> None:
+    idf = inverse_document_frequencies(frequencies, total, WORDS)
+    assert all(value > 0 for value in idf.values())
+    for a in WORDS:
+        for b in WORDS:
+            if frequencies.get(a, 0) < frequencies.get(b, 0):
+                assert idf[a] >= idf[b]
+
+
+def test_sharing_a_rare_word_counts_more_than_a_common_one() -> None:
+    terms = ["like", "jesica"]
+    idf = inverse_document_frequencies({"like": 900, "jesica": 2}, 1000, terms)
+    common = keyword_relevance(terms, idf, MemoryRecord(content="I like cilantro", scope=Scope("u")))
+    rare = keyword_relevance(terms, idf, MemoryRecord(content="Jesica is my sister", scope=Scope("u")))
+    both = keyword_relevance(terms, idf, MemoryRecord(content="I like Jesica", scope=Scope("u")))
+    assert 0 < common < rare < both == 1.0
+
+
+def test_chinese_words_match_inside_longer_segments() -> None:
+    idf = inverse_document_frequencies({}, 10, ["虾"])
+    assert keyword_relevance(["虾"], idf, MemoryRecord(content="我最喜欢吃油焖大虾", scope=Scope("u"))) == 1.0
