@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from jiyi.core.filters import merge_scope, parse_filters
-from jiyi.core.messages import check_json_value, check_text, normalize_messages, parse_time
+from jiyi.core.messages import ChatMessage, check_json_value, check_text, normalize_messages, parse_time
 from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.embedders.base import Embedder
 from jiyi.errors import InvalidInput, NotFound, NotSupportedYet
@@ -127,7 +127,7 @@ class AsyncMemory:
             )
         return await self._run(self._add_raw, parsed, scope, metadata or {}, turn_time, expires, kind)
 
-    def _add_raw(self, parsed: list[Any], scope: Scope, metadata: dict[str, Any], turn_time: datetime | None,
+    def _add_raw(self, parsed: list[ChatMessage], scope: Scope, metadata: dict[str, Any], turn_time: datetime | None,
                  expires: datetime | None, kind: MemoryType) -> dict[str, Any]:
         now = utcnow()
         stored = [
