@@ -10,6 +10,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from jiyi.core.filters import Node
 from jiyi.core.fusion import PathHit, fuse
@@ -32,13 +33,19 @@ def inverse_document_frequencies(frequencies: dict[str, int], total: int, terms:
     return idf
 
 
+@lru_cache(maxsize=50_000)
+def _indexed_words(content: str) -> frozenset[str]:
+    # The same memories come back as candidates search after search: segment each once.
+    return frozenset(analyze_for_index(content).terms.split())
+
+
 def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: MemoryRecord) -> float:
     """The IDF-weighted share of the query's words the memory contains: an absolute measure, unlike BM25's raw
     score. Weighting matters: sharing "like" or "去" with a memory says little, sharing "Jesica" or "失眠" a lot."""
     if not terms:
         return 0.0
     text = normalize(record.content)
-    words = set(analyze_for_index(record.content).terms.split())
+    words = _indexed_words(record.content)
     weights = [idf.get(t, 1.0) for t in terms]
     found = [w for t, w in zip(terms, weights, strict=True) if t in words or (has_cjk(t) and t in text)]
     # The keyword index matched at least one word, even where this check cannot see it.
