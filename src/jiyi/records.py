@@ -164,9 +164,6 @@ class MemoryRecord:
     def with_content(self, content: str, when: datetime | None = None) -> MemoryRecord:
         return replace(self, content=content, hash=content_hash(content), updated_at=when or utcnow())
 
-    def is_expired(self, now: datetime | None = None) -> bool:
-        return self.expiration_date is not None and self.expiration_date <= (now or utcnow())
-
 
 @dataclass(frozen=True, slots=True)
 class HistoryEvent:

@@ -45,10 +45,6 @@ class Condition:
     column: str | None = None  # the record field it names, or
     meta_key: str | None = None  # the metadata key
 
-    @property
-    def is_column(self) -> bool:
-        return self.column is not None
-
 
 def resolve_key(key: str) -> tuple[str | None, str | None]:
     """(column, metadata key) a filter key refers to."""
