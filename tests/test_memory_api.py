@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jiyi import AsyncMemory, InvalidInput, Memory, NotFound, NotSupportedYet, Scope, build_embedder, build_store
+from jiyi import AsyncMemory, InvalidInput, Memory, NotFound, Scope, build_embedder, build_store
 
 
 def contents(result: dict) -> list[str]:
@@ -39,10 +39,11 @@ def test_add_keeps_raw_messages_and_provenance(memory: Memory) -> None:
     assert raw.id == ref["message_id"] and raw.content == "我下周三面试"
 
 
-def test_infer_true_fails_clearly_and_stores_nothing(memory: Memory) -> None:
-    with pytest.raises(NotSupportedYet, match="infer=false"):
-        memory.add("I love tea", user_id="u")
-    assert memory.get_all(user_id="u")["results"] == []
+def test_infer_true_stores_the_extracted_fact_not_the_raw_turn(memory: Memory) -> None:
+    out = memory.add("I love green tea", user_id="u")
+    assert [r["memory"] for r in out["results"]] == ["User loves green tea"]
+    assert [m["memory"] for m in memory.get_all(user_id="u")["results"]] == ["User loves green tea"]
+    assert [m.content for m in memory.store.list_messages(Scope("u"))] == ["I love green tea"]
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -11,14 +11,15 @@ import asyncio
 import threading
 from collections.abc import Coroutine
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from jiyi.core.filters import merge_scope, parse_filters
 from jiyi.core.messages import ChatMessage, check_json_value, check_text, normalize_messages, parse_time
 from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.embedders.base import Embedder
-from jiyi.errors import InvalidInput, NotFound, NotSupportedYet
+from jiyi.errors import InvalidInput, NotFound
+from jiyi.llms.base import LLM
 from jiyi.records import (
     Category,
     Event,
@@ -30,10 +31,13 @@ from jiyi.records import (
     Source,
     SourceRef,
     StoredMessage,
+    TurnRecord,
+    TurnStatus,
     utcnow,
 )
 from jiyi.stores.base import MemoryStore
-from jiyi.views import history_item, memory_item, search_item
+from jiyi.views import history_item, memory_item, search_item, turn_item
+from jiyi.write_path import WritePath, WriteSettings
 
 T = TypeVar("T")
 DEFAULT_TOP_K = 20
@@ -41,6 +45,7 @@ DEFAULT_LIST_LIMIT = 100
 MAX_LIMIT = 1000
 _UNSET: Any = object()
 
+_REPORTED_EVENTS = {Event.ADD.value, Event.UPDATE.value, Event.DELETE.value}  # what mem0's add() returns
 _SOURCES = {"user": Source.USER, "assistant": Source.ASSISTANT, "system": Source.SYSTEM}
 
 
@@ -71,10 +76,15 @@ def _expiration(value: Any) -> datetime | None:
 
 
 class AsyncMemory:
-    def __init__(self, store: MemoryStore, embedder: Embedder, *, config: dict[str, Any] | None = None) -> None:
+    def __init__(self, store: MemoryStore, embedder: Embedder, *, llm: LLM | None = None,
+                 config: dict[str, Any] | None = None, write_settings: WriteSettings | None = None) -> None:
+        """`llm`: the chat model that extracts facts and decides; without one jiyi's offline rules do both."""
         self.store = store
         self.embedder = embedder
+        self.llm = llm
         self.config = config or {}
+        self.write_path = WritePath(store, embedder, llm, write_settings or WriteSettings.from_config(self.config))
+        self._turns_queued: asyncio.Event | None = None  # set by async adds; a worker waits on it
         if embedder.dims:  # a remote embedder may learn its dimension only from its first answer
             store.bind_embedding(embedder.model_id, embedder.dims)
 
@@ -83,8 +93,8 @@ class AsyncMemory:
         """Build from a jiyi config dict or a mem0 config dict (see wiring.py)."""
         from jiyi.wiring import build_components
 
-        store, embedder, normalized = build_components(config or {})
-        return cls(store, embedder, config=normalized)
+        store, embedder, llm, normalized = build_components(config or {})
+        return cls(store, embedder, llm=llm, config=normalized)
 
     async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(fn, *args, **kwargs)
@@ -109,32 +119,95 @@ class AsyncMemory:
         timestamp: Any = None,
         expiration_date: Any = None,
         filters: dict[str, Any] | None = None,
+        async_mode: bool = False,
+        injected_memory_ids: list[str] | None = None,
     ) -> dict[str, Any]:
-        """Store a chat turn. With infer=False every non-system message becomes a memory, as in mem0."""
+        """Store a chat turn and remember what is worth remembering in it.
+
+        infer=True (mem0's default): facts are extracted and reconciled with existing memories (ADD / UPDATE / DELETE /
+        NONE, every change in history). `async_mode=True` answers as soon as the turn is stored, with an `event_id` to
+        poll (`get_event`); a worker (the server runs one) does the rest. `injected_memory_ids`: the memories the
+        assistant was given for this reply; those that shaped it gain importance (BOOST).
+        infer=False: every non-system message becomes a memory as it is, as in mem0."""
         scope, _ = merge_scope(Scope(user_id, agent_id, run_id), filters)
         scope.require()
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInput("metadata must be an object")
         check_json_value(metadata, "metadata")
+        if prompt is not None and (not isinstance(prompt, str) or not prompt.strip()):
+            raise InvalidInput("prompt must be a non-empty string")
+        if injected_memory_ids is not None and (not isinstance(injected_memory_ids, list)
+                                                or not all(isinstance(i, str) for i in injected_memory_ids)):
+            raise InvalidInput("injected_memory_ids must be a list of memory ids")
         parsed = normalize_messages(messages)
         turn_time = parse_time(timestamp)
         expires = _expiration(expiration_date)
         kind = _memory_type(memory_type)
-        if infer:
-            raise NotSupportedYet(
-                "add(infer=True) — LLM/offline fact extraction — is not available in this version; "
-                "pass infer=false to store the messages as memories"
-            )
-        return await self._run(self._add_raw, parsed, scope, metadata or {}, turn_time, expires, kind)
+        if not infer:
+            return await self._run(self._add_raw, parsed, scope, metadata or {}, turn_time, expires, kind)
+        stored = self._stored_messages(parsed, scope, metadata or {}, turn_time, utcnow())
+        options: dict[str, Any] = {
+            "metadata": metadata or {},
+            "memory_type": kind.value if memory_type is not None else None,
+            "prompt": prompt,
+            "expiration_date": expires.isoformat() if expires else None,
+            "injected_memory_ids": (injected_memory_ids or [])[:50],
+        }
+        turn = TurnRecord(scope=scope, message_ids=[m.id for m in stored],
+                          options={k: v for k, v in options.items() if v not in (None, [], {})})
+        if async_mode:
+            await self._run(self.store.add_turn, turn, stored)
+            if self._turns_queued is not None:
+                self._turns_queued.set()
+            return {"results": [], "event_id": turn.id, "status": "PENDING",
+                    "message": "Turn stored; memory extraction queued"}
+        # The caller waits for this turn: it is leased to us, so a worker leaves it alone unless we die.
+        turn.status = TurnStatus.PROCESSING
+        turn.lease_until = utcnow() + timedelta(seconds=self.write_path.settings.lease_seconds)
+        await self._run(self.store.add_turn, turn, stored)
+        turn = await self.write_path.process(turn, stored)
+        return {"results": [r for r in turn.results if r["event"] in _REPORTED_EVENTS], "event_id": turn.id}
 
-    def _add_raw(self, parsed: list[ChatMessage], scope: Scope, metadata: dict[str, Any], turn_time: datetime | None,
-                 expires: datetime | None, kind: MemoryType) -> dict[str, Any]:
+    async def get_event(self, event_id: str) -> dict[str, Any]:
+        """The state of a turn's extraction: status, attempts, results (every event, NONE and BOOST included)."""
+        turn = await self._run(self.store.get_turn, event_id)
+        if turn is None:
+            raise NotFound(f"event {event_id} not found")
+        return turn_item(turn)
+
+    def notify_queued_turns(self, event: asyncio.Event) -> None:
+        """Set `event` whenever an async add queues a turn (a worker on this event loop waits on it)."""
+        self._turns_queued = event
+
+    async def process_pending(self, limit: int = 16) -> int:
+        """Extract the turns that are due (queued by async adds, or waiting for an LLM retry); returns how many.
+        Turns of one owner are processed in order; different owners concurrently."""
         now = utcnow()
-        stored = [
+        lease = now + timedelta(seconds=self.write_path.settings.lease_seconds)
+        turns = await self._run(self.store.claim_turns, now, lease, limit)
+        by_owner: dict[Scope, list[TurnRecord]] = {}
+        for turn in turns:
+            by_owner.setdefault(turn.scope, []).append(turn)
+
+        async def run_in_order(owner_turns: list[TurnRecord]) -> None:
+            for turn in owner_turns:
+                await self.write_path.process(turn)
+
+        await asyncio.gather(*(run_in_order(group) for group in by_owner.values()))
+        return len(turns)
+
+    def _stored_messages(self, parsed: list[ChatMessage], scope: Scope, metadata: dict[str, Any],
+                         turn_time: datetime | None, now: datetime) -> list[StoredMessage]:
+        return [
             StoredMessage(content=m.content, role=m.role, scope=scope, name=m.name,
                           created_at=m.created_at or turn_time or now, external_id=m.external_id, metadata=metadata)
             for m in parsed
         ]
+
+    def _add_raw(self, parsed: list[ChatMessage], scope: Scope, metadata: dict[str, Any], turn_time: datetime | None,
+                 expires: datetime | None, kind: MemoryType) -> dict[str, Any]:
+        now = utcnow()
+        stored = self._stored_messages(parsed, scope, metadata, turn_time, now)
         self.store.add_messages(stored)
         records = []
         for message, raw in zip(parsed, stored, strict=True):
@@ -316,6 +389,8 @@ class AsyncMemory:
         return [history_item(e) for e in events]
 
     async def close(self) -> None:
+        if self.llm is not None:
+            await self.llm.aclose()
         await self._run(self.store.close)
 
 
@@ -339,12 +414,13 @@ class Memory:
     """Synchronous jiyi memory with mem0's method names. Each method is the AsyncMemory method of the same name."""
 
     def __init__(self, store: MemoryStore | None = None, embedder: Embedder | None = None, *,
-                 config: dict[str, Any] | None = None, _async: AsyncMemory | None = None) -> None:
+                 llm: LLM | None = None, config: dict[str, Any] | None = None,
+                 _async: AsyncMemory | None = None) -> None:
         if _async is None:
             if store is None or embedder is None:
                 _async = AsyncMemory.from_config(config or {})
             else:
-                _async = AsyncMemory(store, embedder, config=config)
+                _async = AsyncMemory(store, embedder, llm=llm, config=config)
         self.aio = _async
         self._loop = _LoopThread()
 
@@ -365,6 +441,12 @@ class Memory:
 
     def search(self, query: str, **kwargs: Any) -> dict[str, Any]:
         return self._loop.run(self.aio.search(query, **kwargs))
+
+    def get_event(self, event_id: str) -> dict[str, Any]:
+        return self._loop.run(self.aio.get_event(event_id))
+
+    def process_pending(self, limit: int = 16) -> int:
+        return self._loop.run(self.aio.process_pending(limit))
 
     def get(self, memory_id: str) -> dict[str, Any]:
         return self._loop.run(self.aio.get(memory_id))

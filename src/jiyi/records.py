@@ -49,6 +49,7 @@ class Event(StrEnum):
     UPDATE = "UPDATE"
     DELETE = "DELETE"
     NONE = "NONE"
+    BOOST = "BOOST"  # a retrieved memory shaped the reply: it gains importance (the companion seed's review effect)
 
 
 def utcnow() -> datetime:
@@ -200,3 +201,32 @@ class SearchHit:
     record: MemoryRecord
     score: float
     details: dict[str, Any] = field(default_factory=dict)
+
+
+class TurnStatus(StrEnum):
+    QUEUED = "queued"  # stored, extraction not started
+    PROCESSING = "processing"  # claimed by a worker (or the caller's own add) until lease_until
+    RETRY = "retry"  # the LLM failed; offline extraction may have run; the LLM is tried again at next_attempt_at
+    DONE = "done"
+    FAILED = "failed"  # gave up after the last attempt; whatever offline extraction stored stays
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """A saved chat turn and the state of its extraction: the write path's durable queue entry.
+
+    It is written, with the turn's messages, before any LLM call, so a turn survives every failure after that."""
+
+    scope: Scope
+    message_ids: list[str]
+    id: str = field(default_factory=new_id)
+    status: TurnStatus = TurnStatus.QUEUED
+    options: dict[str, Any] = field(default_factory=dict)  # metadata, memory_type, prompt, ... as add() got them
+    attempts: int = 0
+    next_attempt_at: datetime = field(default_factory=utcnow)
+    lease_until: datetime | None = None
+    last_error: str | None = None
+    extractor: str | None = None  # "llm", "offline", or "offline-fallback" while the LLM is failing
+    results: list[dict[str, Any]] = field(default_factory=list)
+    created_at: datetime = field(default_factory=utcnow)
+    updated_at: datetime | None = None

@@ -41,6 +41,11 @@ class Settings(BaseSettings):
     embedder_base_url: str | None = None
     embedder_api_key: str | None = None
     embedder_dims: int | None = None
+    llm: str | None = Field(None, description='chat LLM for extraction, e.g. "openai:gpt-4o-mini", '
+                                             '"ollama:qwen2.5:7b", "deepseek:deepseek-chat"; unset: offline extraction')
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_timeout: float | None = None
     host: str = "127.0.0.1"
     port: int = 8888
     admin_api_key: str | None = Field(None, description="when set, admin routes (/configure, /reset) need it")
@@ -76,4 +81,11 @@ class Settings(BaseSettings):
                 if value is not None:
                     embedder[key] = value
             config["embedder"] = embedder
+        if self.llm and ("llm" in explicit or "llm" not in config):
+            llm: dict[str, Any] = {"provider": self.llm.split(":", 1)[0], "model": self.llm.partition(":")[2] or None}
+            for key in ("base_url", "api_key", "timeout"):
+                value = getattr(self, f"llm_{key}")
+                if value is not None:
+                    llm[key] = value
+            config["llm"] = {k: v for k, v in llm.items() if v is not None}
         return config

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from jiyi.records import HistoryEvent, MemoryRecord, SearchHit
+from jiyi.records import HistoryEvent, MemoryRecord, SearchHit, TurnRecord
 
 
 def _time(value: datetime | None) -> str | None:
@@ -63,4 +63,24 @@ def history_item(event: HistoryEvent) -> dict[str, Any]:
         "is_deleted": event.is_deleted,
         "actor_id": event.actor_id,
         "role": event.role,
+    }
+
+
+_TURN_STATUS = {"queued": "PENDING", "processing": "RUNNING", "retry": "RETRYING", "done": "SUCCEEDED",
+                "failed": "FAILED"}
+
+
+def turn_item(turn: TurnRecord) -> dict[str, Any]:
+    """An add() turn as a pollable event (the shape mem0's platform uses for async adds, plus jiyi's details)."""
+    return {
+        "id": turn.id,
+        "status": _TURN_STATUS[turn.status.value],
+        "results": turn.results,
+        "attempts": turn.attempts,
+        "extractor": turn.extractor,
+        "error": turn.last_error,
+        "next_attempt_at": _time(turn.next_attempt_at) if turn.status.value == "retry" else None,
+        "created_at": _time(turn.created_at),
+        "updated_at": _time(turn.updated_at),
+        **turn.scope.as_dict(),
     }

@@ -7,6 +7,8 @@ from typing import Any
 from jiyi.embedders import DEFAULT_EMBEDDER, build_embedder
 from jiyi.embedders.base import Embedder
 from jiyi.errors import ConfigError
+from jiyi.llms import build_llm
+from jiyi.llms.base import LLM
 from jiyi.settings import DEFAULT_HOME
 from jiyi.stores import build_store
 from jiyi.stores.base import MemoryStore
@@ -97,13 +99,14 @@ def normalize_config(config: dict[str, Any]) -> dict[str, Any]:
     return normalized
 
 
-def build_components(config: dict[str, Any]) -> tuple[MemoryStore, Embedder, dict[str, Any]]:
+def build_components(config: dict[str, Any]) -> tuple[MemoryStore, Embedder, LLM | None, dict[str, Any]]:
     normalized = normalize_config(config)
     embedder_options = dict(normalized["embedder"])
     spec = embedder_options.pop("provider")
     embedder = build_embedder(spec, **embedder_options)
+    llm = build_llm(normalized.get("llm"))
     store = build_store(normalized["store"])
-    return store, embedder, normalized
+    return store, embedder, llm, normalized
 
 
 def redact(value: Any) -> Any:

@@ -46,11 +46,14 @@ def test_add_skips_system_messages(client: httpx.Client) -> None:
     assert [r["memory"] for r in results] == ["I am 30"]
 
 
-def test_add_with_default_infer_answers_501_naming_infer(client: httpx.Client) -> None:
-    response = client.post("/memories", json={"messages": [{"role": "user", "content": "hi"}], "user_id": "alice"})
-    assert response.status_code == 501
-    assert "infer" in response.json()["detail"]
-    assert list_memories(client, user_id="alice") == []
+def test_add_with_default_infer_extracts_facts_and_ignores_chit_chat(client: httpx.Client) -> None:
+    """No LLM is configured in tests: mem0's default infer=true runs jiyi's offline extraction."""
+    chat = ok(client.post("/memories", json={"messages": [{"role": "user", "content": "hi"}], "user_id": "alice"}))
+    assert chat["results"] == []
+    fact = ok(client.post("/memories", json={"messages": [{"role": "user", "content": "I'm allergic to peanuts"}],
+                                             "user_id": "alice"}))
+    assert [(r["event"], r["memory"]) for r in fact["results"]] == [("ADD", "User is allergic to peanuts")]
+    assert [m["memory"] for m in list_memories(client, user_id="alice")] == ["User is allergic to peanuts"]
 
 
 def test_list_by_user_id_returns_memory_items(client: httpx.Client) -> None:

@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request, Response
 
 from jiyi import __version__
+from jiyi.jobs.extraction_worker import ExtractionWorker
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy
 from jiyi.server.errors import install_error_handlers, internal_error_response
@@ -25,14 +26,24 @@ def create_app(
     *,
     admin_api_key: str | None = None,
     user_api_keys: Mapping[str, str] | None = None,
+    run_worker: bool = True,
+    worker_poll_interval: float = 2.0,
 ) -> FastAPI:
-    """`user_api_keys` maps API keys to the one user_id each may access (see server/auth.py)."""
+    """`user_api_keys` maps API keys to the one user_id each may access (see server/auth.py). `run_worker`: the
+    server extracts queued turns (async adds, LLM retries) in the background; turn it off when separate workers do."""
     state = ServerState(memory, AccessPolicy(admin_api_key, user_api_keys))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        await state.close()
+        worker = ExtractionWorker(lambda: state.memory, poll_interval=worker_poll_interval) if run_worker else None
+        if worker is not None:
+            worker.start()
+        try:
+            yield
+        finally:
+            if worker is not None:
+                await worker.stop()
+            await state.close()
 
     app = FastAPI(
         title="jiyi",

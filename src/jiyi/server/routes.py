@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import PlainTextResponse, RedirectResponse
 from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -98,7 +98,10 @@ async def get_configuration(m: MemoryDep) -> dict[str, Any]:
 
 
 @router.post("/memories", tags=["memories"])
-async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Caller) -> dict[str, Any]:
+async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Caller,
+                     response: Response) -> dict[str, Any]:
+    """Sync (default): answers with the ADD / UPDATE / DELETE events. `async_mode`: answers 202 once the turn is
+    stored, with an `event_id` to poll at GET /events/{event_id}."""
     user_id = AccessPolicy.bind_user(who, body.user_id)
     _require_scope(user_id, body.agent_id, body.run_id)
     started = time.perf_counter()
@@ -107,12 +110,29 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
         user_id=user_id, agent_id=body.agent_id, run_id=body.run_id, metadata=body.metadata,
         infer=body.infer, memory_type=body.memory_type, prompt=body.prompt,
         expiration_date=body.expiration_date, timestamp=body.timestamp,
+        async_mode=body.async_mode and body.infer, injected_memory_ids=body.injected_memory_ids,
     )
     mx.add_latency.observe(time.perf_counter() - started)
+    if result.get("status") == "PENDING":
+        response.status_code = 202
     for item in result["results"]:
         if item["event"] == "ADD":
             mx.add_total.labels(memory_type=body.memory_type or "episodic").inc()
+        elif item["event"] == "UPDATE":
+            mx.update_total.inc()
+        elif item["event"] == "DELETE":
+            mx.delete_total.inc()
     return result
+
+
+@router.get("/events/{event_id}", tags=["memories"])
+@router.get("/v1/event/{event_id}/", include_in_schema=False)  # the path mem0's platform clients poll
+async def get_event(event_id: str, m: MemoryDep, who: Caller) -> dict[str, Any]:
+    """The extraction state of a turn added with async_mode (or any infer=True add): status, results, attempts."""
+    event = await m.get_event(event_id)
+    if not AccessPolicy.may_read(who, event):
+        raise NotFound(f"event {event_id} not found")
+    return event
 
 
 @router.get("/memories", tags=["memories"])

@@ -30,6 +30,10 @@ class MemoryCreate(_Body):
     prompt: str | None = None
     expiration_date: str | None = Field(None, description="YYYY-MM-DD; the memory is hidden after it")
     timestamp: str | float | None = Field(None, description="time of the turn (ISO 8601 or Unix seconds)")
+    async_mode: bool = Field(False, description="answer once the turn is stored; poll GET /events/{event_id}")
+    injected_memory_ids: list[str] | None = Field(
+        None, description="ids of the memories given to the assistant for this reply; those that shaped it gain "
+                          "importance")
 
 
 class SearchBody(_Body):

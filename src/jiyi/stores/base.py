@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from jiyi.core.filters import Node
-from jiyi.records import HistoryEvent, MemoryRecord, Scope, StoredMessage
+from jiyi.records import HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +111,41 @@ class MemoryStore(Protocol):
     def add_messages(self, messages: Sequence[StoredMessage]) -> None:
         ...
 
-    def list_messages(self, scope: Scope, limit: int | None = None) -> list[StoredMessage]:
-        """Oldest first."""
+    def list_messages(self, scope: Scope, limit: int | None = None, after: str | None = None) -> list[StoredMessage]:
+        """Oldest first; the last `limit` ones; only those stored after the message with id `after`, if given."""
+        ...
+
+    def get_messages(self, message_ids: Sequence[str]) -> list[StoredMessage]:
+        """These messages, in the order they were stored; unknown ids are left out."""
+        ...
+
+    # --- the write path's queue of turns ---------------------------------------------------------------------
+
+    def add_turn(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> None:
+        """Store a turn's messages and its queue entry in one transaction."""
+        ...
+
+    def get_turn(self, turn_id: str) -> TurnRecord | None:
+        ...
+
+    def save_turn(self, turn: TurnRecord) -> None:
+        """Write a turn's status, attempts, results and error."""
+        ...
+
+    def claim_turns(self, now: datetime, lease_until: datetime, limit: int) -> list[TurnRecord]:
+        """Atomically take up to `limit` due turns (queued, retry due, or processing with an expired lease), oldest
+        first, marking them processing until `lease_until`; a turn is never given to two claimers at once."""
+        ...
+
+    def turn_counts(self) -> dict[str, int]:
+        """Turns per status."""
+        ...
+
+    def get_state(self, key: str) -> str | None:
+        """A small named value the write path keeps (e.g. where the last episode summary ended)."""
+        ...
+
+    def set_state(self, key: str, value: str) -> None:
         ...
 
     def count(self, scope: Scope | None = None) -> dict[str, int]:
@@ -120,7 +153,7 @@ class MemoryStore(Protocol):
         ...
 
     def reset(self) -> None:
-        """Delete everything: memories, history, messages (the embedding binding too)."""
+        """Delete everything: memories, history, messages, turns, state (the embedding binding too)."""
         ...
 
     def close(self) -> None:

@@ -18,6 +18,8 @@ from jiyi.records import (
     Source,
     SourceRef,
     StoredMessage,
+    TurnRecord,
+    TurnStatus,
 )
 
 MEMORY_COLUMNS = (
@@ -132,4 +134,35 @@ def row_to_message(row: sqlite3.Row) -> StoredMessage:
         created_at=parse_datetime(row["created_at"]) or datetime.now(UTC),
         external_id=row["external_id"],
         metadata=json.loads(row["metadata"]),
+    )
+
+
+TURN_COLUMNS = ("id", "user_id", "agent_id", "run_id", "message_ids", "options", "status", "attempts",
+                "next_attempt_at", "lease_until", "last_error", "extractor", "results", "created_at", "updated_at")
+
+
+def turn_to_row(turn: TurnRecord) -> tuple[Any, ...]:
+    return (
+        turn.id, turn.scope.user_id, turn.scope.agent_id, turn.scope.run_id, _dumps(turn.message_ids),
+        _dumps(turn.options), turn.status.value, int(turn.attempts), format_datetime(turn.next_attempt_at),
+        format_datetime(turn.lease_until), turn.last_error, turn.extractor, _dumps(turn.results),
+        format_datetime(turn.created_at), format_datetime(turn.updated_at),
+    )
+
+
+def row_to_turn(row: sqlite3.Row) -> TurnRecord:
+    return TurnRecord(
+        id=row["id"],
+        scope=Scope(row["user_id"], row["agent_id"], row["run_id"]),
+        message_ids=json.loads(row["message_ids"]),
+        options=json.loads(row["options"]),
+        status=TurnStatus(row["status"]),
+        attempts=row["attempts"],
+        next_attempt_at=parse_datetime(row["next_attempt_at"]) or datetime.now(UTC),
+        lease_until=parse_datetime(row["lease_until"]),
+        last_error=row["last_error"],
+        extractor=row["extractor"],
+        results=json.loads(row["results"]),
+        created_at=parse_datetime(row["created_at"]) or datetime.now(UTC),
+        updated_at=parse_datetime(row["updated_at"]),
     )

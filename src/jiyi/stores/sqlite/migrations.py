@@ -94,6 +94,27 @@ def m005_meta(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
+@migration
+def m006_turns(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE turns (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            user_id TEXT, agent_id TEXT, run_id TEXT,
+            message_ids TEXT NOT NULL, options TEXT NOT NULL,
+            status TEXT NOT NULL, attempts INTEGER NOT NULL, next_attempt_at TEXT NOT NULL, lease_until TEXT,
+            last_error TEXT, extractor TEXT, results TEXT NOT NULL,
+            created_at TEXT NOT NULL, updated_at TEXT
+        )
+        """
+    )
+    # The worker's question: which unfinished turns are due. Finished turns stay out of this index.
+    db.execute("CREATE INDEX turns_due ON turns(next_attempt_at, rowid)"
+               " WHERE status IN ('queued', 'retry', 'processing')")
+    db.execute("CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

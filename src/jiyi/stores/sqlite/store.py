@@ -24,10 +24,11 @@ import numpy as np
 from jiyi.core.filters import Node
 from jiyi.core.text import analyze_for_index, has_cjk
 from jiyi.errors import EmbeddingMismatch, InvalidInput
-from jiyi.records import HistoryEvent, MemoryRecord, Scope, StoredMessage
+from jiyi.records import HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord, TurnStatus
 from jiyi.stores.base import ScoredId
 from jiyi.stores.sqlite.codec import (
     MEMORY_COLUMNS,
+    TURN_COLUMNS,
     format_datetime,
     history_to_row,
     memory_to_row,
@@ -35,6 +36,8 @@ from jiyi.stores.sqlite.codec import (
     row_to_history,
     row_to_memory,
     row_to_message,
+    row_to_turn,
+    turn_to_row,
 )
 from jiyi.stores.sqlite.migrations import migrate
 from jiyi.stores.sqlite.sql_filters import to_sql
@@ -256,7 +259,7 @@ class SqliteStore:
     def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None) -> None:
         with self._write() as db:
             self._check_foreign_writes()
-            row = db.execute("SELECT rowid, user_id, agent_id, run_id, content FROM memories "
+            row = db.execute("SELECT rowid, user_id, agent_id, run_id, content, expiration_date FROM memories "
                              "WHERE id = ? AND deleted_at IS NULL", (record.id,)).fetchone()
             if row is None:
                 raise InvalidInput(f"memory {record.id} does not exist or was deleted")
@@ -270,8 +273,12 @@ class SqliteStore:
                 self._index_text(db, row["rowid"], record)
             if history is not None:
                 db.execute("INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", history_to_row(history))
-            self._forget_cached(old_scope)
-            self._forget_cached(record.scope)
+            # Cached search vectors only change with the vector, the owner or the expiry; other edits (importance,
+            # provenance, metadata) keep the scope's cache warm.
+            if vector is not None or old_scope != record.scope \
+                    or row["expiration_date"] != format_datetime(record.expiration_date):
+                self._forget_cached(old_scope)
+                self._forget_cached(record.scope)
 
     def soft_delete(self, memory_id: str, reason: str, history: HistoryEvent, when: datetime) -> None:
         with self._write() as db:
@@ -310,7 +317,7 @@ class SqliteStore:
 
     def reset(self) -> None:
         with self._write() as db:
-            for table in ("memories", "history", "messages", "memory_fts", "meta"):
+            for table in ("memories", "history", "messages", "memory_fts", "meta", "turns", "state"):
                 db.execute(f"DELETE FROM {table}")
         self._drop_cache()
         self._dims = 0
@@ -513,15 +520,81 @@ class SqliteStore:
             ).fetchall()
         return [row_to_history(row) for row in rows]
 
-    def list_messages(self, scope: Scope, limit: int | None = None) -> list[StoredMessage]:
+    def list_messages(self, scope: Scope, limit: int | None = None, after: str | None = None) -> list[StoredMessage]:
         params: list[Any] = []
-        sql = f"SELECT * FROM messages WHERE {_scope_sql(scope.require(), params)} ORDER BY rowid DESC"
+        sql = f"SELECT * FROM messages WHERE {_scope_sql(scope.require(), params)}"
+        if after is not None:
+            sql += " AND rowid > coalesce((SELECT rowid FROM messages WHERE id = ?), 0)"
+            params.append(after)
+        sql += " ORDER BY rowid DESC"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
         with self._lock:
             rows = self._db.execute(sql, params).fetchall()
         return [row_to_message(row) for row in reversed(rows)]
+
+    def get_messages(self, message_ids: Sequence[str]) -> list[StoredMessage]:
+        if not message_ids:
+            return []
+        marks = ", ".join("?" * len(message_ids))
+        with self._lock:
+            rows = self._db.execute(f"SELECT * FROM messages WHERE id IN ({marks}) ORDER BY rowid",
+                                    list(message_ids)).fetchall()
+        return [row_to_message(row) for row in rows]
+
+    # --- the write path's queue ------------------------------------------------------------------------------
+
+    def add_turn(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "INSERT INTO messages (id, user_id, agent_id, run_id, role, name, content, created_at, external_id,"
+                " metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [message_to_row(m) for m in messages],
+            )
+            db.execute(f"INSERT INTO turns ({', '.join(TURN_COLUMNS)}) VALUES ({', '.join('?' * len(TURN_COLUMNS))})",
+                       turn_to_row(turn))
+
+    def get_turn(self, turn_id: str) -> TurnRecord | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        return row_to_turn(row) if row else None
+
+    def save_turn(self, turn: TurnRecord) -> None:
+        row = turn_to_row(turn)
+        assignments = ", ".join(f"{column} = ?" for column in TURN_COLUMNS[1:])
+        with self._write() as db:
+            db.execute(f"UPDATE turns SET {assignments} WHERE id = ?", (*row[1:], turn.id))
+
+    def claim_turns(self, now: datetime, lease_until: datetime, limit: int) -> list[TurnRecord]:
+        stamp, lease = format_datetime(now), format_datetime(lease_until)
+        with self._write() as db:  # BEGIN IMMEDIATE: two processes never claim the same turn
+            rows = db.execute(
+                "SELECT * FROM turns WHERE status IN ('queued', 'retry', 'processing') AND next_attempt_at <= ?"
+                " AND (status != 'processing' OR lease_until IS NULL OR lease_until < ?) ORDER BY rowid LIMIT ?",
+                (stamp, stamp, int(limit)),
+            ).fetchall()
+            turns = [row_to_turn(row) for row in rows]
+            for turn in turns:
+                turn.status, turn.lease_until = TurnStatus.PROCESSING, lease_until
+            db.executemany("UPDATE turns SET status = 'processing', lease_until = ? WHERE id = ?",
+                           [(lease, turn.id) for turn in turns])
+        return turns
+
+    def turn_counts(self) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute("SELECT status, COUNT(*) FROM turns GROUP BY status").fetchall()
+        return {row[0]: row[1] for row in rows}
+
+    def get_state(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_state(self, key: str, value: str) -> None:
+        with self._write() as db:
+            db.execute("INSERT INTO state (key, value) VALUES (?, ?)"
+                       " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
     def count(self, scope: Scope | None = None) -> dict[str, int]:
         params: list[Any] = []

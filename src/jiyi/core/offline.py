@@ -1,0 +1,153 @@
+"""jiyi's own extraction and decisions, used when no LLM is configured and while a configured one is down.
+
+Extraction runs the Chinese or English rules on each message by its language. Decisions compare a new fact's
+structure (slot, topic, polarity) with the structure of similar existing memories, re-read from their text, so they
+work on memories that any extractor wrote:
+- same meaning (near-identical text)                                   → NONE
+- a single-valued slot with a new value (住在杭州 → 搬到了上海)           → UPDATE
+- the same topic with the opposite polarity (用户吃素 → 用户不再吃素)       → UPDATE
+- the same topic, the new fact saying more (Has a sister → … named Jesica) → UPDATE
+- otherwise                                                              → ADD
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from jiyi.core import rules_en, rules_zh
+from jiyi.core.facts import Candidate, Decision, Fact, FactKind, is_chinese
+from jiyi.core.messages import ChatMessage
+from jiyi.core.text import query_terms
+from jiyi.records import Event
+
+DUPLICATE_OVERLAP = 0.8  # character-bigram Jaccard above which two facts say the same thing
+
+
+def extract_user_facts(messages: Sequence[ChatMessage], context: Sequence[str] = ()) -> list[Fact]:
+    """Facts about the user from the user's messages; `context` holds the user's earlier messages (for 她 / her)."""
+    facts: list[Fact] = []
+    earlier = list(context)[-4:]
+    for message in messages:
+        if message.role != "user" or not message.content.strip():
+            continue
+        facts.extend(_extract(message.content, earlier))
+        earlier.append(message.content)
+    return _unique(facts)
+
+
+def extract_agent_facts(messages: Sequence[ChatMessage], agent_name: str | None = None) -> list[Fact]:
+    """What the assistant says about itself ("我也喜欢猫", "I grew up in Kyoto"), as facts about the character."""
+    facts: list[Fact] = []
+    for message in messages:
+        if message.role != "assistant" or not message.content.strip():
+            continue
+        chinese = is_chinese(message.content)
+        name = agent_name or message.name or ("助手" if chinese else "Assistant")
+        for fact in _extract(message.content, []):
+            if fact.kind in (FactKind.STATE, FactKind.PLAN):
+                continue  # "I'm happy to help", "I'll remember that": conversation, not persona
+            text = fact.text.replace("用户", name) if chinese else re.sub(r"\bUser\b", name, fact.text)
+            facts.append(Fact(text=text, kind=FactKind.PERSONA, importance=fact.importance * 0.8, about="assistant",
+                              slot=fact.slot, topic=fact.topic, negated=fact.negated))
+    return _unique(facts)
+
+
+def _extract(text: str, earlier: list[str]) -> list[Fact]:
+    if is_chinese(text):
+        return rules_zh.extract_chinese(text, rules_zh.last_relation_in(earlier) if earlier else None)
+    return rules_en.extract_english(text, rules_en.last_relation_in(earlier) if earlier else None)
+
+
+def _unique(facts: list[Fact]) -> list[Fact]:
+    unique: dict[str, Fact] = {}
+    for fact in facts:
+        unique.setdefault(fact.text, fact)
+    return list(unique.values())
+
+
+@lru_cache(maxsize=4096)
+def structure_of(memory_text: str) -> Fact | None:
+    """Read a stored memory back as a fact: "用户住在杭州" is parsed as "我住在杭州"."""
+    if is_chinese(memory_text):
+        first_person = re.sub(r"^用户", "我", memory_text.strip())
+        facts = rules_zh.extract_chinese(first_person.replace("用户的", "我的"))
+    else:
+        first_person = re.sub(r"^User's\b", "My", memory_text.strip())
+        first_person = re.sub(r"^User (is|has|was)\b",
+                              lambda m: {"is": "I'm", "has": "I have", "was": "I was"}[m.group(1)], first_person)
+        first_person = re.sub(r"^User (\w+(?:n't)?)", lambda m: f"I {_base_form(m.group(1))}", first_person)
+        facts = rules_en.extract_english(first_person)
+    return facts[0] if facts else None
+
+
+def _base_form(verb: str) -> str:
+    """loves → love, studies → study, goes → go: undo the third person that facts are written in."""
+    lower = verb.lower()
+    irregular = {"is": "am", "has": "have", "was": "was", "does": "do", "doesn't": "don't", "hasn't": "haven't",
+                 "isn't": "am not"}
+    if lower in irregular:
+        return irregular[lower]
+    if lower.endswith("ies"):
+        return verb[:-3] + "y"
+    if re.search(r"(?:ss|sh|ch|x|z|o)es$", lower):
+        return verb[:-2]
+    if lower.endswith("s") and not lower.endswith("ss"):
+        return verb[:-1]
+    return verb
+
+
+def _bigrams(text: str) -> set[str]:
+    text = re.sub(r"\s+", " ", re.sub(r"^(?:用户|User'?s?)\s*", "", text.strip().lower()))
+    return {text[i:i + 2] for i in range(len(text) - 1)} or {text}
+
+
+def overlap(a: str, b: str) -> float:
+    x, y = _bigrams(a), _bigrams(b)
+    return len(x & y) / len(x | y) if x | y else 0.0
+
+
+def _same_topic(a: str | None, b: str | None) -> bool:
+    if not a or not b:
+        return False
+    a, b = a.lower(), b.lower()
+    return a == b or (min(len(a), len(b)) >= 2 and (a in b or b in a))
+
+
+def _says_more(new: str, old: str) -> bool:
+    """Every content word of the old memory is in the new fact, and the new fact has more."""
+    old_terms, new_terms = set(query_terms(old)), set(query_terms(new))
+    return bool(old_terms) and old_terms < new_terms
+
+
+def decide_offline(facts: Sequence[Fact], candidates: Sequence[Sequence[Candidate]]) -> list[Decision]:
+    """One decision per fact; `candidates[i]` are the existing memories most similar to `facts[i]`."""
+    decisions: list[Decision] = []
+    claimed: set[str] = set()
+    for fact, similar in zip(facts, candidates, strict=True):
+        decision = _decide_one(fact, [c for c in similar if c.memory_id not in claimed])
+        if decision.target_id and decision.event is not Event.NONE:
+            claimed.add(decision.target_id)  # two facts of one turn never rewrite the same memory
+        decisions.append(decision)
+    return decisions
+
+
+def _decide_one(fact: Fact, similar: Sequence[Candidate]) -> Decision:
+    for candidate in similar:
+        if overlap(fact.text, candidate.text) >= DUPLICATE_OVERLAP:
+            return Decision(Event.NONE, candidate.text, candidate.memory_id, fact=fact, reason="same meaning")
+    for candidate in similar:
+        old = structure_of(candidate.text)
+        if old is None:
+            continue
+        if fact.slot and old.slot == fact.slot and fact.about == old.about:
+            if _same_topic(fact.topic, old.topic) and not _says_more(fact.text, candidate.text):
+                return Decision(Event.NONE, candidate.text, candidate.memory_id, fact=fact, reason="same value")
+            return Decision(Event.UPDATE, fact.text, candidate.memory_id, candidate.text, fact, f"new {fact.slot}")
+        if _same_topic(fact.topic, old.topic):
+            if fact.negated != old.negated:
+                return Decision(Event.UPDATE, fact.text, candidate.memory_id, candidate.text, fact, "reversed")
+            if _says_more(fact.text, candidate.text):
+                return Decision(Event.UPDATE, fact.text, candidate.memory_id, candidate.text, fact, "more detail")
+    return Decision(Event.ADD, fact.text, fact=fact)

@@ -1,0 +1,1 @@
+"""Background work, each task owned by whoever starts it (the server's lifespan, a worker command)."""

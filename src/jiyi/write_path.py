@@ -1,0 +1,412 @@
+"""The write path: a stored chat turn becomes memories, consistently, with every change in history.
+
+extract facts (LLM, or jiyi's rules) → embed each fact once → find the most similar memories of the same owner →
+decide ADD / UPDATE / DELETE / NONE (and BOOST for memories that shaped the reply) → apply, one transaction per change.
+
+The turn and its messages are already stored when this runs (see AsyncMemory.add). When the LLM fails, the offline
+extractor runs at once and the turn is retried with the LLM later; nothing the user said is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from jiyi.core import llm_memory, offline
+from jiyi.core.episodes import stamp_summary, summarize_offline
+from jiyi.core.facts import Candidate, Decision, Fact
+from jiyi.core.messages import ChatMessage
+from jiyi.core.text import query_terms
+from jiyi.embedders.base import Embedder
+from jiyi.llms.base import LLM, LLMError
+from jiyi.records import (
+    Category,
+    Event,
+    HistoryEvent,
+    Layer,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    Source,
+    SourceRef,
+    StoredMessage,
+    TurnRecord,
+    TurnStatus,
+    utcnow,
+)
+from jiyi.stores.base import MemoryStore
+
+log = logging.getLogger(__name__)
+
+MAX_IMPORTANCE = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class WriteSettings:
+    custom_fact_extraction_prompt: str | None = None  # mem0 v1: replaces the extraction prompt
+    custom_instructions: str | None = None  # mem0 v2: the application's guidance on what to extract
+    custom_update_memory_prompt: str | None = None  # mem0 v1: replaces the decision prompt
+    llm_timeout: float = 30.0  # per LLM call
+    candidates_per_fact: int = 5
+    max_attempts: int = 6  # LLM attempts per turn before it is marked failed
+    retry_delay: float = 30.0  # seconds before the first retry; doubled each time, at most an hour
+    lease_seconds: float = 300.0  # a claimed turn whose worker died is taken again after this
+    episode_every: int = 30  # messages per episode summary
+    boost: float = 0.3  # importance a memory gains when it shaped a reply
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> WriteSettings:
+        fields = {name: config[name] for name in cls.__dataclass_fields__ if config.get(name) is not None}
+        write = config.get("write") or {}
+        fields.update({k: v for k, v in write.items() if k in cls.__dataclass_fields__})
+        return cls(**fields)
+
+    def retry_at(self, attempts: int, now: datetime) -> datetime:
+        return now + timedelta(seconds=min(self.retry_delay * 2 ** max(attempts - 1, 0), 3600.0))
+
+
+@dataclass(slots=True)
+class _Applied:
+    event: Event
+    memory_id: str
+    text: str
+    previous: str | None = None
+    actor_id: str | None = None
+    role: str | None = None
+
+    def as_result(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"id": self.memory_id, "memory": self.text, "event": self.event.value}
+        if self.previous is not None:
+            result["previous_memory"] = self.previous
+        if self.actor_id:
+            result["actor_id"] = self.actor_id
+        if self.role:
+            result["role"] = self.role
+        return result
+
+
+def _chat(messages: Sequence[StoredMessage]) -> list[ChatMessage]:
+    return [ChatMessage(m.role, m.content, m.name, m.created_at, m.external_id) for m in messages]
+
+
+def _search_scope(scope: Scope) -> Scope:
+    # Facts are compared with what the same user (and character) said in any session: a fact repeated in a new chat
+    # is a NONE that moves the memory to the new run, as in mem0, not a duplicate.
+    if scope.run_id and (scope.user_id or scope.agent_id):
+        return Scope(scope.user_id, scope.agent_id, None)
+    return scope
+
+
+class WritePath:
+    def __init__(self, store: MemoryStore, embedder: Embedder, llm: LLM | None, settings: WriteSettings) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.llm = llm
+        self.settings = settings
+
+    async def _io(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.to_thread(fn, *args)
+
+    # --- one turn --------------------------------------------------------------------------------------------
+
+    async def process(self, turn: TurnRecord, messages: Sequence[StoredMessage] | None = None) -> TurnRecord:
+        """Extract and apply one turn; never raises for an LLM or embedding failure — the turn records it."""
+        if messages is None:
+            messages = await self._io(self.store.get_messages, turn.message_ids)
+        turn.attempts += 1
+        now = utcnow()
+        try:
+            if self.llm is not None:
+                applied = await self._with_llm(turn, messages)
+                turn.extractor = "llm"
+            else:
+                applied = await self._offline(turn, messages)
+                turn.extractor = "offline"
+            turn.status, turn.last_error = TurnStatus.DONE, None
+        except LLMError as exc:
+            log.warning("turn %s: LLM failed (%s); %s", turn.id, exc,
+                        "kept for retry" if turn.attempts < self.settings.max_attempts else "giving up")
+            applied = []
+            if turn.extractor is None:  # the LLM is down: the offline extractor stands in until it is back
+                try:
+                    applied = await self._offline(turn, messages)
+                    turn.extractor = "offline-fallback"
+                except Exception as offline_exc:
+                    log.exception("turn %s: offline fallback failed too", turn.id)
+                    exc = LLMError(f"{exc}; offline fallback: {offline_exc}")
+            self._schedule_retry(turn, str(exc), now)
+        except Exception as exc:
+            log.exception("turn %s: extraction failed", turn.id)
+            applied = []
+            self._schedule_retry(turn, f"{type(exc).__name__}: {exc}", now)
+        turn.results.extend(a.as_result() for a in applied)
+        turn.lease_until, turn.updated_at = None, utcnow()
+        await self._io(self.store.save_turn, turn)
+        if turn.status is TurnStatus.DONE or turn.extractor == "offline-fallback":
+            try:
+                await self._write_episode_if_due(turn.scope)
+            except Exception:
+                log.exception("episode summary for %s failed", turn.scope.as_dict())
+        return turn
+
+    def _schedule_retry(self, turn: TurnRecord, error: str, now: datetime) -> None:
+        turn.last_error = error[:500]
+        if turn.attempts >= self.settings.max_attempts:
+            turn.status = TurnStatus.FAILED
+        else:
+            turn.status = TurnStatus.RETRY
+            turn.next_attempt_at = self.settings.retry_at(turn.attempts, now)
+
+    async def _with_llm(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> list[_Applied]:
+        assert self.llm is not None
+        chat = _chat(messages)
+        options = turn.options
+        when = max((m.created_at for m in messages), default=None)
+        timeout = self.settings.llm_timeout
+        custom = options.get("prompt") or self.settings.custom_fact_extraction_prompt
+        jobs = [llm_memory.extract_facts(self.llm, chat, about="user", when=when, custom_prompt=custom,
+                                         custom_instructions=self.settings.custom_instructions, timeout=timeout)]
+        if self._agent_mode(turn, messages):
+            jobs.append(llm_memory.extract_facts(self.llm, chat, about="assistant", when=when, timeout=timeout))
+        groups = await asyncio.gather(*jobs)
+        shown, reply = await self._shown_memories(turn, messages)
+        applied: list[_Applied] = []
+        for i, facts in enumerate(groups):
+            boost_here = i == 0 and bool(shown and reply)
+            if not facts and not boost_here:
+                continue
+            vectors = await self._embed([f.text for f in facts])
+            candidates = await self._candidates(turn.scope, facts, vectors)
+            flat = _unique_candidates(candidates)
+            if not flat and not boost_here:
+                decisions = [Decision(Event.ADD, f.text, fact=f) for f in facts]  # nothing to compare with
+            else:
+                decisions = await llm_memory.decide(
+                    self.llm, facts, flat, shown=shown if boost_here else (), reply=reply,
+                    custom_prompt=self.settings.custom_update_memory_prompt, timeout=timeout)
+            applied += await self._apply(turn, messages, decisions, facts, vectors)
+        return applied
+
+    async def _offline(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> list[_Applied]:
+        chat = _chat(messages)
+        earlier = await self._io(self.store.list_messages, turn.scope, 12)
+        own = set(turn.message_ids)
+        context = [m.content for m in earlier if m.role == "user" and m.id not in own][-4:]
+        facts = offline.extract_user_facts(chat, context)
+        if self._agent_mode(turn, messages):
+            facts += offline.extract_agent_facts(chat, turn.options.get("agent_name"))
+        decisions: list[Decision] = []
+        vectors = np.zeros((0, 0), dtype=np.float32)
+        if facts:
+            vectors = await self._embed([f.text for f in facts])
+            candidates = await self._candidates(turn.scope, facts, vectors)
+            decisions = offline.decide_offline(facts, candidates)
+        shown, reply = await self._shown_memories(turn, messages)
+        if shown and reply:
+            reply_terms = set(query_terms(reply))
+            for candidate in shown:
+                terms = set(query_terms(candidate.text))
+                if terms and len(terms & reply_terms) >= max(1, len(terms) // 2):
+                    decisions.append(Decision(Event.BOOST, candidate.text, candidate.memory_id, reason="echoed"))
+        return await self._apply(turn, messages, decisions, facts, vectors)
+
+    def _agent_mode(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> bool:
+        return turn.scope.agent_id is not None and any(m.role == "assistant" for m in messages)
+
+    async def _shown_memories(self, turn: TurnRecord,
+                              messages: Sequence[StoredMessage]) -> tuple[list[Candidate], str | None]:
+        ids = turn.options.get("injected_memory_ids") or []
+        reply = "\n".join(m.content for m in messages if m.role == "assistant") or None
+        if not ids or not reply:
+            return [], reply
+        records = await self._io(self.store.get_many, ids)
+        return [Candidate(r.id, r.content, 1.0) for r in records.values() if _owned_by(r.scope, turn.scope)], reply
+
+    async def _embed(self, texts: list[str]) -> np.ndarray:
+        vectors = await self._io(self.embedder.embed_documents, texts)
+        if self.store.embedding_binding() is None:
+            await self._io(self.store.bind_embedding, self.embedder.model_id, self.embedder.dims)
+        return np.asarray(vectors, dtype=np.float32)
+
+    async def _candidates(self, scope: Scope, facts: Sequence[Fact],
+                          vectors: np.ndarray) -> list[list[Candidate]]:
+        return await self._io(self._candidates_sync, scope, facts, vectors)
+
+    def _candidates_sync(self, scope: Scope, facts: Sequence[Fact], vectors: np.ndarray) -> list[list[Candidate]]:
+        search_scope = _search_scope(scope)
+        limit = self.settings.candidates_per_fact
+        found: list[dict[str, float]] = []
+        for fact, vector in zip(facts, vectors, strict=True):
+            scores = {hit.memory_id: hit.score for hit in self.store.vector_search(search_scope, vector, limit)}
+            # Keyword hits catch what a small embedding model misses (names, places); their cosine is computed.
+            for hit in self.store.keyword_search(search_scope, query_terms(fact.text), 3):
+                scores.setdefault(hit.memory_id, 0.0)
+            found.append(scores)
+        records = self.store.get_many(sorted({i for scores in found for i in scores}))
+        out = []
+        for scores in found:
+            candidates = [Candidate(i, records[i].content, s, records[i].tags) for i, s in scores.items()
+                          if i in records and records[i].category is not Category.EPISODE]
+            candidates.sort(key=lambda c: -c.similarity)
+            out.append(candidates)
+        return out
+
+    # --- applying decisions ----------------------------------------------------------------------------------
+
+    async def _apply(self, turn: TurnRecord, messages: Sequence[StoredMessage], decisions: Sequence[Decision],
+                     facts: Sequence[Fact], vectors: np.ndarray) -> list[_Applied]:
+        if not decisions:
+            return []
+        known = {fact.text: vector for fact, vector in zip(facts, vectors, strict=False)}
+        missing = [d.text for d in decisions if d.event in (Event.ADD, Event.UPDATE) and d.text and d.text not in known]
+        if missing:
+            for text, vector in zip(missing, await self._embed(missing), strict=True):
+                known[text] = vector
+        return await self._io(self._apply_sync, turn, list(messages), list(decisions), known)
+
+    def _apply_sync(self, turn: TurnRecord, messages: list[StoredMessage], decisions: list[Decision],
+                    vectors: dict[str, np.ndarray]) -> list[_Applied]:
+        now = utcnow()
+        when = max((m.created_at for m in messages), default=now)
+        applied: list[_Applied] = []
+        for decision in decisions:
+            fact = decision.fact
+            about = fact.about if fact else "user"
+            sources = [m for m in messages if m.role == about] or messages
+            refs = [SourceRef(m.id, m.role, m.created_at, m.external_id) for m in sources]
+            actor = next((m.name for m in sources if m.name), None)
+            try:
+                if decision.event is Event.ADD and decision.text:
+                    record = self._new_record(turn, decision.text, fact, refs, actor, about, now, when)
+                    history = HistoryEvent(record.id, Event.ADD, None, record.content, created_at=now,
+                                           actor_id=actor, role=about)
+                    self.store.insert([record], vectors[decision.text][None, :], [history])
+                    applied.append(_Applied(Event.ADD, record.id, record.content, actor_id=actor, role=about))
+                elif decision.event is Event.UPDATE and decision.text and decision.target_id:
+                    current = self.store.get(decision.target_id)
+                    if current is None:
+                        continue
+                    updated = current.with_content(decision.text, now)
+                    updated.provenance = [*current.provenance, *refs]
+                    if fact is not None:
+                        updated.importance = max(current.importance, fact.stored_importance)
+                        updated.tags = _tags(fact)
+                        updated.memory_type = fact.memory_type
+                    updated.event_time = when
+                    history = HistoryEvent(current.id, Event.UPDATE, current.content, updated.content,
+                                           created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
+                    self.store.update(updated, vectors[decision.text], history)
+                    applied.append(_Applied(Event.UPDATE, current.id, updated.content, current.content, actor, about))
+                elif decision.event is Event.DELETE and decision.target_id:
+                    current = self.store.get(decision.target_id)
+                    if current is None:
+                        continue
+                    history = HistoryEvent(current.id, Event.DELETE, current.content, None, created_at=now,
+                                           updated_at=now, is_deleted=True, actor_id=actor, role=about)
+                    self.store.soft_delete(current.id, "contradicted by a later turn", history, now)
+                    applied.append(_Applied(Event.DELETE, current.id, current.content, actor_id=actor, role=about))
+                elif decision.event is Event.NONE and decision.target_id:
+                    current = self.store.get(decision.target_id)
+                    if current is None:
+                        continue
+                    # Said again: the memory gains this source, and moves to the session it was last said in.
+                    scope = Scope(current.scope.user_id, turn.scope.agent_id or current.scope.agent_id,
+                                  turn.scope.run_id or current.scope.run_id)
+                    self.store.update(replace(current, scope=scope, provenance=[*current.provenance, *refs][-50:]),
+                                      None, None)
+                    applied.append(_Applied(Event.NONE, current.id, current.content))
+                elif decision.event is Event.BOOST and decision.target_id:
+                    current = self.store.get(decision.target_id)
+                    if current is None:
+                        continue
+                    boosted = replace(current, importance=min(current.importance + self.settings.boost, MAX_IMPORTANCE),
+                                      updated_at=now)
+                    history = HistoryEvent(current.id, Event.BOOST, current.content, current.content,
+                                           created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
+                    self.store.update(boosted, None, history)
+                    applied.append(_Applied(Event.BOOST, current.id, current.content))
+            except Exception:
+                # One bad decision (a memory deleted meanwhile) must not undo the others already applied.
+                log.exception("turn %s: could not apply %s on %s", turn.id, decision.event, decision.target_id)
+        return applied
+
+    def _new_record(self, turn: TurnRecord, text: str, fact: Fact | None, refs: list[SourceRef], actor: str | None,
+                    about: str, now: datetime, when: datetime) -> MemoryRecord:
+        options = turn.options
+        kind = MemoryType(options["memory_type"]) if options.get("memory_type") else (
+            fact.memory_type if fact else MemoryType.FACT)
+        category = fact.category if fact else Category.FACT
+        expires = options.get("expiration_date")
+        return MemoryRecord(
+            content=text,
+            scope=turn.scope,
+            actor_id=actor,
+            role=about,
+            memory_type=kind,
+            layer=Layer.LONG_TERM if category is Category.CORE else Layer.SHORT_TERM,
+            category=category,
+            importance=fact.stored_importance if fact else 1.5,
+            source=Source.BACKGROUND,
+            tags=_tags(fact) if fact else [],
+            metadata=dict(options.get("metadata") or {}),
+            provenance=refs,
+            created_at=now,
+            event_time=when,
+            expiration_date=datetime.fromisoformat(expires) if expires else None,
+        )
+
+    # --- episodes --------------------------------------------------------------------------------------------
+
+    async def _write_episode_if_due(self, scope: Scope) -> None:
+        every = self.settings.episode_every
+        if every <= 0:
+            return
+        key = "episode:" + "|".join(f"{k}={v}" for k, v in sorted(scope.as_dict().items()))
+        cursor = await self._io(self.store.get_state, key)
+        pending = await self._io(self.store.list_messages, scope, every * 4, cursor)
+        if len(pending) < every:
+            return
+        chat = _chat(pending)
+        started = min(m.created_at for m in pending)
+        summary = None
+        if self.llm is not None:
+            try:
+                summary = stamp_summary(await llm_memory.summarize_episode(
+                    self.llm, chat, timeout=self.settings.llm_timeout), started)
+            except LLMError as exc:
+                log.info("episode summary by LLM failed (%s); summarizing offline", exc)
+        if summary is None:
+            summary = summarize_offline(chat, started)
+        now = utcnow()
+        record = MemoryRecord(
+            content=summary, scope=scope, memory_type=MemoryType.EPISODIC, layer=Layer.SHORT_TERM,
+            category=Category.EPISODE, importance=1.0, source=Source.BACKGROUND,
+            provenance=[SourceRef(m.id, m.role, m.created_at, m.external_id) for m in pending],
+            created_at=now, event_time=started, tags=["episode"],
+        )
+        vector = await self._embed([summary])
+        history = HistoryEvent(record.id, Event.ADD, None, summary, created_at=now, role="system")
+        await self._io(self.store.insert, [record], vector, [history])
+        await self._io(self.store.set_state, key, pending[-1].id)
+
+
+def _tags(fact: Fact) -> list[str]:
+    return [fact.kind.value] + ([f"slot:{fact.slot}"] if fact.slot else [])
+
+
+def _owned_by(owner: Scope, scope: Scope) -> bool:
+    return owner.user_id == scope.user_id and (scope.agent_id is None or owner.agent_id in (None, scope.agent_id))
+
+
+def _unique_candidates(groups: Sequence[Sequence[Candidate]]) -> list[Candidate]:
+    seen: dict[str, Candidate] = {}
+    for group in groups:
+        for candidate in group:
+            seen.setdefault(candidate.memory_id, candidate)
+    return list(seen.values())
