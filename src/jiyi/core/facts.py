@@ -38,6 +38,7 @@ class Fact:
     slot: str | None = None  # a single-valued attribute ("residence", "job"): a new value replaces the old one
     topic: str | None = None  # what a preference or habit is about, to recognise a reversal ("吃素")
     negated: bool = False  # "不再吃素", "no longer vegetarian": this fact reverses an earlier one on `topic`
+    sentence: int = -1  # which sentence of its message it came from (offline extraction merges within one)
 
     @property
     def memory_type(self) -> MemoryType:

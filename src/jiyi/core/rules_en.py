@@ -337,7 +337,7 @@ RULES: tuple[_Rule, ...] = (
           lambda m, c: _no_longer_plain(m, c)),
     _Rule("quit", re.compile(_SUBJ + r"\s+(?:just |finally |recently )?(?:quit|stopped|gave up)\s+(?P<what>[^,.!?]+)", _I),
           _quit),
-    _Rule("moved", re.compile(_SUBJ + r"(?:'ve| have| just| recently|\s)*\s*(?:moved|relocated)\s+(?:to|into)\s+"
+    _Rule("moved", re.compile(r"(?P<i>\b(?:I|we))(?:'ve| have| just| recently|\s)*\s*(?:moved|relocated)\s+(?:to|into)\s+"
                               r"(?P<place>[^,.!?]+?)(?:\s+(?:last|this|a few|in|recently)\b.*)?$", _I), _moved),
     _Rule("new-job", re.compile(_SUBJ + r"(?:'ve| have| just| recently|\s)*\s*(?:got|landed|started|accepted)\s+(?:a\s+)?(?:new\s+)?"
                                 r"(?:job|position|role|internship)\s+(?P<prep>at|as|with)\s+(?P<what>[^,.!?]+)", _I),
@@ -400,7 +400,7 @@ RULES: tuple[_Rule, ...] = (
                                  _I), _identity),
     _Rule("state", re.compile(_SUBJ + r"(?:'m| am|'ve been| have been| feel| am feeling|'m feeling| got| get)\s+(?:so |really |very |"
                               r"a bit |a little |kind of |kinda |pretty |super |extremely |totally |quite |just |still |"
-                              r"always |constantly |now |recently |)*(?P<state>" + _STATES + r")\b", _I), _state),
+                              r"always |constantly |now |recently |currently |feeling |)*(?P<state>" + _STATES + r")\b", _I), _state),
 )
 
 _PRONOUN_NAME = re.compile(r"^(?i:her|his|its|their)\s+name(?:'s| is)\s+(?P<name>[A-Z][\w'-]+)", 0)
@@ -429,15 +429,57 @@ def _no_longer_plain(m: re.Match[str], clause: str) -> Fact | None:
                  kind, 0.7, topic=topic, negated=True)
 
 
+_ABBREVIATIONS = re.compile(r"\b(St|Mr|Mrs|Ms|Dr|Jr|Sr|Mt|vs|etc|e\.g|i\.e)\.", _I)
+# "I'm 34 and just started piano": the second half keeps the first half's subject.
+_AND_VERB = (r",?\s+and\s+(?=(?:just|also|now|recently|currently|started|have|'ve|am|been|got|was|will|love|like|work|"
+             r"live|go|play|teach|study|moved|grew)\b)")
+
+
 def _clauses(text: str) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
+    text = _ABBREVIATIONS.sub(lambda m: m.group(1), text)
     for sentence, mark in re.findall(r"([^.!?;\n]+(?:\.(?=\d)[^.!?;\n]*)*)([.!?;\n]*)", text):
         parts = re.split(r",?\s+(?:and|but|so|because|though|although)\s+(?=(?:I|I'm|I've|my|we)\b)|,\s+(?=(?:I|I'm|I've|my)\b)|"
-                         r"\s+-\s+", sentence)
+                         r"\s+-\s+|,\s+but\s+|" + _AND_VERB, sentence)
         parts = [p.strip() for p in parts if p and p.strip()]
         for i, part in enumerate(parts):
+            if i and not re.match(r"(?i:I|I'm|I've|I'd|I'll|my|we|you|he|she|they|it)\b", part) \
+                    and re.match(r"(?i:I|I'm|I've|my)\b", parts[i - 1]):
+                part = "I " + part
             out.append((part, "?" in mark and i == len(parts) - 1))
     return out
+
+
+_CHAT_STARTS = re.compile(
+    r"^(?:I|I'm|I am)\s+(?:think|guess|mean|know|see|agree|hope|wonder|feel like|was wondering|just wanted|want to know|"
+    r"need help|need (?:some )?advice|need (?:a |some )?(?:idea|recommendation|suggestion)s?|would like|'d like|can't wait|"
+    r"sure|glad|appreciate|understand|forgot|don't know|not sure|fine|good|okay|ok|here|back|curious|wondering|kidding|"
+    r"joking|sorry|thinking|remember|said|told you|asked|was just|have no idea|get it|got it|do|did|am|love that|"
+    r"like that|love it|like it|love this|like this|love your|like your|loved that|'ll try|'ll think|'ll let you|"
+    r"'ll check|'ll see|will try|need to go|have to go|gotta go|'m off|bet|suppose|doubt|believe|promise|heard|"
+    r"read (?:that|somewhere)|saw (?:that|a)|just (?:saw|read|heard)|really appreciate|can't believe|cannot believe|"
+    r"was thinking|'ve been thinking|keep forgetting|messed up|misspoke|meant|not so sure|still kind of|in shock)\b", _I)
+_MY_CHAT = re.compile(r"^my\s+(?:bad|pleasure|god|gosh|goodness|question|point|apologies|fault)\b", _I)
+_TRAILER = re.compile(r"\s+(?:lol|haha+|though|honestly|which|but|because|so that|,?\s*and\s+(?:honestly|it|it's|that|"
+                      r"this|they|he|she|then))\b.*$|\s*,\s*(?:lol|haha+|honestly|so|which|but).*$", _I)
+
+
+def _generic(clause: str) -> Fact | None:
+    """A first-person statement no specific rule knows, kept as said: "I teach high school chemistry in Ohio"."""
+    if not re.match(r"(?i:I|I'm|I've|I'd|My)\b", clause) or _CHAT_STARTS.match(clause) or _MY_CHAT.match(clause):
+        return None
+    if re.match(r"(?i:I'd|I would)\b", clause):
+        return None  # wishes and conditionals
+    clause = _TRAILER.sub("", clause).strip(" ,")
+    words = clause.split()
+    if not (3 if not re.match(r"(?i:I'm)\s+\w[\w-]*-\w+$", clause) else 2) <= len(words) <= 18:
+        return None  # two words only for a compound like "I'm left-handed"
+    if re.search(r"\b(?:you|your)\b", clause, _I) and not re.search(r"\bthank", clause, _I):
+        return None  # about the conversation with the assistant
+    if re.search(r"\b(?:that|one|it|this|them|so)(?:\s+any ?more)?$", clause, _I) or re.match(r"(?i:my)\s+\w+'s\b", clause):
+        return None  # "I'm not doing that anymore", "my friend's cat…": nothing definite about the user
+    kind = FactKind.PLAN if _TIME.search(clause) else FactKind.OTHER
+    return _fact(to_third_person(clause), kind, 0.4)
 
 
 def extract_english(text: str, last_relation: str | None = None) -> list[Fact]:
@@ -466,17 +508,19 @@ def extract_english(text: str, last_relation: str | None = None) -> list[Fact]:
                 facts.append(_fact(f"User's {last_relation}'s name is {name}", FactKind.RELATIONSHIP, 0.8,
                                    topic=last_relation))
             continue
+        found = None
         for rule in RULES:
             match = rule.pattern.search(clause)
-            if not match:
-                continue
-            fact = rule.build(match, clause)
-            if fact is None:
-                continue
-            facts.append(fact)
-            if fact.kind is FactKind.RELATIONSHIP and fact.topic:
-                last_relation = fact.topic
-            break
+            if match:
+                found = rule.build(match, clause)
+                if found is not None:
+                    break
+        if found is None:
+            found = _generic(clause)
+        if found is not None:
+            facts.append(found)
+            if found.kind is FactKind.RELATIONSHIP and found.topic:
+                last_relation = found.topic
     unique: dict[str, Fact] = {}
     for fact in facts:
         unique.setdefault(fact.text.lower(), fact)

@@ -265,6 +265,8 @@ def _state(m: re.Match[str], clause: str) -> Fact | None:
     text = _TRAILING.sub("", text)
     state = m.group("state")
     health = re.search(_HEALTH, state) is not None
+    if not health and re.search(r"今天|刚才|现在", clause):
+        return None  # 今天好累: the moment's mood, not worth a memory
     return _fact(text, FactKind.HEALTH if health else FactKind.STATE, 0.6 if health else 0.3, topic=state)
 
 
@@ -326,7 +328,9 @@ RULES: tuple[_Rule, ...] = (
     _Rule("state", re.compile(r"(?P<me>我)(?:最近|这几天|这阵子|这段时间|今天|现在|一直|老是|总是|又|还是)?(?:有点儿?|有些|很|好|特别|非常|超|挺|"
                               r"太|比较|真的|经常|总|都快)?(?:感觉|觉得)?(?P<state>" + _STATES + "|" + _HEALTH + ")"),
           _state),
-    _Rule("state-subjectless", re.compile(r"^(?P<me>)(?:最近|这几天|这阵子|这段时间|今天|一直|老是)(?:有点儿?|有些|很|好|特别|总是)?"
+    _Rule("plan-subjectless", re.compile(r"^(?P<verb>打算|准备|计划|决定)(?P<rest>.{2,24})$"),
+          lambda m, c: _fact(to_third_person(f"用户{m.group('verb')}{_TRAILING.sub('', m.group('rest'))}"), FactKind.PLAN, 0.5)),
+    _Rule("state-subjectless", re.compile(r"^(?P<me>)(?:最近|这几天|这阵子|这段时间|一直|老是|总是|经常)+(?:有点儿?|有些|很|好|特别|总是)?"
                                           r"(?P<state>" + _STATES + "|" + _HEALTH + ")"), _state),
 )
 
@@ -347,56 +351,107 @@ _PRONOUN_SUBJECT = re.compile(r"^(?:她|他)(?=叫|是|在|今年|也|还|住|�
                               r"(?P<rest>.{1,22})$")
 
 
+# First-person clauses that talk about the conversation, not about the user's life.
+_CHAT_OPENERS = re.compile(
+    r"^我(?:觉得|感觉|想知道|知道|不知道|是说|也是|也一样|看|明白|懂|同意|记得|猜|试试|去|来|先|还好|没事|就是|要是|想想|问你|跟你说|"
+    r"告诉你|说|刚才|以为|相信|希望|保证|发现|好像|怎么|服了|晕|靠|的天|哭了|笑了|错了|随便|都行|可以|也想|还想|想(?!要)|"
+    r"在想|估计|认为|当然|马上|这就|等下|等会|一会儿|现在就|随口|开玩笑|逗你)")
+_EXCLAMATION = re.compile(r"(?:死了|极了|啊啊|哈哈|呜呜|嘿嘿|hhh|233)$|^.{0,3}$")
+_REPORTED = re.compile(r"说|让我|叫我|推荐我|催我|问我|告诉我|再想想|考虑考虑|考虑一下|看看吧|还没想好")
+_ELABORATION = re.compile(r"^(?:每|一.{1,3}就|至少|很严重|已经坚持|坚持|都.{0,4}了|特别|非常|从小|当年|是条|是只|是一[只条个]|学的|学了|"
+                          r"在[^，,]{1,10}(?:上班|工作)?$)")
+_CONTINUATION = re.compile(
+    r"^(?:每天|每周|每个?月|每年|平时|经常|一直|现在|目前|已经|今年|明年|去年|下个?月|下周|明天|后天|特别|非常|很|也|还|又|都|"
+    r"主要|正在|刚|学的是|在|做|是|有|单身|住|喜欢|爱|打算|准备|要|会|不|没|从小|一.{1,3}就|最近|基本|坚持)(?!是)")
+
+
+def _generic(clause: str, subject: str) -> Fact | None:
+    """A first-person statement no specific rule knows, kept as it was said: 我在字节做后端开发 → 用户在字节做后端开发."""
+    text = _TRAILING.sub("", to_third_person(subject + clause))
+    if len(text) > 34 or _EXCLAMATION.search(clause) or _EXCLAMATION.search(text) or _REPORTED.search(clause):
+        return None
+    kind = FactKind.PLAN if _TIME.search(clause) else FactKind.OTHER
+    return _fact(text, kind, 0.4)
+
+
 def extract_chinese(text: str, last_relation: str | None = None) -> list[Fact]:
     """Facts about the user in one Chinese message; `last_relation` is who 她/他 refers to from earlier."""
     facts: list[Fact] = []
-    for raw in _sentences_with_marks(text):
-        clause, asked = raw
+    sentence_subject: str | None = None  # who a subjectless clause is about: 我今年28，单身 → 用户单身
+    previous_sentence = -1
+    for clause, asked, sentence in _sentences_with_marks(text):
+        if sentence != previous_sentence:
+            sentence_subject, previous_sentence = None, sentence
         clause = _LEADING_CHATTER.sub("", clause)
         clause = _LEADING_CHATTER.sub("", clause)
         if not clause or asked or _QUESTION.search(clause) or _HYPOTHETICAL.search(clause):
             continue
-        subject = _PRONOUN_SUBJECT.match(clause)
-        if subject and last_relation and last_relation not in _PETS and not _PRONOUN_NAME.match(clause):
-            rest = _clean_object(subject.group("rest"), 22)
-            if rest:
-                facts.append(_fact(to_third_person(f"用户的{last_relation}{rest}"), FactKind.RELATIONSHIP, 0.6,
-                                   topic=last_relation))
-            continue
-        if _NOT_ABOUT_USER.match(clause):
-            continue
-        pronoun = _PRONOUN_NAME.match(clause)
-        if pronoun and last_relation:
-            name = _TRAILING.sub("", pronoun.group("name"))
-            if facts and facts[-1].topic == last_relation and facts[-1].text.startswith("用户有"):
-                facts[-1].text += f"叫{name}"  # 我有个妹妹，叫小雨: one fact
-                facts[-1].importance = 0.8
-            else:
-                facts.append(_fact(f"用户的{last_relation}叫{name}", FactKind.RELATIONSHIP, 0.8, topic=last_relation))
-            continue
-        for rule in RULES:
-            match = rule.pattern.search(clause)
-            if not match:
+        fact = _extract_clause(clause, last_relation, facts)
+        if fact is None and sentence_subject and _CONTINUATION.match(clause) and not _CHAT_OPENERS.match("我" + clause):
+            if facts and facts[-1].sentence == sentence and len(facts[-1].text) + len(clause) <= 40 \
+                    and _ELABORATION.match(clause) \
+                    and not _EXCLAMATION.search(clause) and not _REPORTED.search(clause):
+                # 我喜欢跑步，每周跑三次: the clause says more about the fact just made
+                facts[-1].text += "，" + _TRAILING.sub("", to_third_person(clause))
                 continue
-            fact = rule.build(match, clause)
-            if fact is None:
-                continue
+            fact = _generic(clause, sentence_subject)
+        if clause.startswith("我") and not clause.startswith("我们"):
+            sentence_subject = "我"
+        if fact is None:
+            continue
+        if fact is not _MERGED:
+            fact.sentence = sentence
             facts.append(fact)
             if fact.kind is FactKind.RELATIONSHIP and fact.topic:
                 last_relation = fact.topic
-            break
+                if fact.text.startswith("用户的"):
+                    sentence_subject = f"我的{fact.topic}"
+                elif fact.text.startswith("用户家的"):
+                    sentence_subject = f"我家的{fact.topic}"
     return _dedupe(facts)
 
 
-def _sentences_with_marks(text: str) -> list[tuple[str, bool]]:
+_MERGED = Fact(text="merged")  # marks a clause folded into the previous fact
+
+
+def _extract_clause(clause: str, last_relation: str | None, facts: list[Fact]) -> Fact | None:
+    subject = _PRONOUN_SUBJECT.match(clause)
+    if subject and last_relation and last_relation not in _PETS and not _PRONOUN_NAME.match(clause):
+        rest = _clean_object(subject.group("rest"), 22)
+        if not rest:
+            return None
+        return _fact(to_third_person(f"用户的{last_relation}{rest}"), FactKind.RELATIONSHIP, 0.6, topic=last_relation)
+    if _NOT_ABOUT_USER.match(clause):
+        return None
+    pronoun = _PRONOUN_NAME.match(clause)
+    if pronoun and last_relation:
+        name = _TRAILING.sub("", pronoun.group("name"))
+        if facts and facts[-1].topic == last_relation and facts[-1].text.startswith(("用户有", "用户养了")):
+            facts[-1].text += f"叫{name}"  # 我有个妹妹，叫小雨: one fact
+            facts[-1].importance = 0.8
+            return _MERGED
+        return _fact(f"用户的{last_relation}叫{name}", FactKind.RELATIONSHIP, 0.8, topic=last_relation)
+    for rule in RULES:
+        match = rule.pattern.search(clause)
+        if not match:
+            continue
+        fact = rule.build(match, clause)
+        if fact is not None:
+            return fact
+    if clause.startswith("我") and not clause.startswith("我们") and not _CHAT_OPENERS.match(clause):
+        return _generic(clause[1:], "我")
+    return None
+
+
+def _sentences_with_marks(text: str) -> list[tuple[str, bool, int]]:
     """Clauses split at sentence ends and commas, each with whether it is the asking part of a question
-    (the last clause before a question mark: in 我吃素，你呢？ only 你呢 asks)."""
-    out: list[tuple[str, bool]] = []
-    for sentence, mark in re.findall(r"([^。！!？?；;\n]+)([。！!？?；;\n]*)", text):
+    (the last clause before a question mark: in 我吃素，你呢？ only 你呢 asks) and its sentence's number."""
+    out: list[tuple[str, bool, int]] = []
+    for number, (sentence, mark) in enumerate(re.findall(r"([^。！!？?；;\n]+)([。！!？?；;\n]*)", text)):
         clauses = [c.strip(" \t") for c in re.split(r"[，,]", sentence)]
         clauses = [c for c in clauses if c]
         for i, clause in enumerate(clauses):
-            out.append((clause, ("？" in mark or "?" in mark) and i == len(clauses) - 1))
+            out.append((clause, ("？" in mark or "?" in mark) and i == len(clauses) - 1, number))
     return out
 
 
