@@ -1,4 +1,4 @@
-"""The `jiyi` command: serve, add, search, list, history, export, import."""
+"""The `jiyi` command: serve, add, search, list, history, export, import, worker."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -62,9 +63,26 @@ def cmd_add(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
         metadata = json.loads(args.metadata) if args.metadata else None
         messages = [{"role": args.role, "content": text} for text in args.text]
-        _print(memory.add(messages, infer=False, metadata=metadata, timestamp=args.timestamp,
+        _print(memory.add(messages, infer=args.infer, metadata=metadata, timestamp=args.timestamp,
                           expiration_date=args.expiration_date, **_scope_args(args)))
     return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Extract queued turns (async adds, LLM retries) until interrupted, or once with --once."""
+    with _memory(args) as memory:
+        if args.once:
+            done = 0
+            while (batch := memory.process_pending()) > 0:
+                done += batch
+            _print({"processed": done})
+            return 0
+        try:
+            while True:
+                if memory.process_pending() == 0:
+                    time.sleep(args.interval)
+        except KeyboardInterrupt:
+            return 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -139,8 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="default 8888 (env JIYI_PORT)")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("add", parents=[common, scoped], help="store text as memories (infer=False)")
-    p.add_argument("text", nargs="+", help="one memory per argument")
+    p = sub.add_parser("add", parents=[common, scoped], help="store text as memories (or extract facts: --infer)")
+    p.add_argument("text", nargs="+", help="one message per argument")
+    p.add_argument("--infer", action="store_true", help="extract facts and reconcile them (LLM or offline rules)")
     p.add_argument("--role", default="user")
     p.add_argument("--metadata", help="JSON object")
     p.add_argument("--timestamp", help="when it was said (ISO 8601)")
@@ -173,6 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input")
     p.add_argument("--quiet", "-q", action="store_true")
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("worker", parents=[common], help="extract queued turns: async adds and LLM retries")
+    p.add_argument("--once", action="store_true", help="process what is due now, then exit")
+    p.add_argument("--interval", type=float, default=2.0, help="seconds between polls when idle")
+    p.set_defaults(func=cmd_worker)
     return parser
 
 
