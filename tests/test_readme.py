@@ -43,4 +43,6 @@ def test_curl_example_runs(tmp_path: Path) -> None:
     assert '"event":"ADD"' in result.stdout.replace(" ", "")
     assert result.stdout.rstrip().endswith("}")
     searched = result.stdout[result.stdout.rindex('{"results"'):]
-    assert "我对海鲜过敏" in searched.split('"memory"')[1]  # the allergy comes first for 海鲜
+    # The extracted fact, in the user's language and about the user, comes first for 海鲜.
+    assert "用户对海鲜过敏" in searched.split('"memory"')[1]
+    assert "User moved to Shanghai" in result.stdout
