@@ -31,8 +31,22 @@ class _StoreSize(Collector):
         yield family
 
 
+class _TurnQueue(Collector):
+    """Chat turns by extraction status: a growing `retry` count means the LLM is failing."""
+
+    def __init__(self, count_by_status: Callable[[], dict[str, int]]) -> None:
+        self._count = count_by_status
+
+    def collect(self) -> Iterable[Metric]:
+        family = GaugeMetricFamily("memory_turns", "Stored chat turns by extraction status", labels=["status"])
+        for status, count in sorted(self._count().items()):
+            family.add_metric([status], count)
+        yield family
+
+
 class Metrics:
-    def __init__(self, count_by_layer: Callable[[], dict[str, int]], store_size_max_age: float = 15.0) -> None:
+    def __init__(self, count_by_layer: Callable[[], dict[str, int]], store_size_max_age: float = 15.0,
+                 count_turns: Callable[[], dict[str, int]] | None = None) -> None:
         self.registry = CollectorRegistry()
         self.add_total = Counter("memory_add_total", "Memories added", ["memory_type"], registry=self.registry)
         self.update_total = Counter("memory_update_total", "Memories updated", registry=self.registry)
@@ -49,3 +63,5 @@ class Metrics:
             "http_requests_total", "HTTP requests", ["method", "route", "status"], registry=self.registry
         )
         self.registry.register(_StoreSize(count_by_layer, store_size_max_age))
+        if count_turns is not None:
+            self.registry.register(_TurnQueue(count_turns))

@@ -14,7 +14,7 @@ class ServerState:
     def __init__(self, memory: AsyncMemory, policy: AccessPolicy) -> None:
         self.memory = memory
         self.policy = policy
-        self.metrics = Metrics(lambda: self.memory.store.count())
+        self.metrics = Metrics(lambda: self.memory.store.count(), count_turns=lambda: self.memory.store.turn_counts())
         self._lock = asyncio.Lock()
 
     async def reconfigure(self, config: dict[str, Any]) -> None:
