@@ -52,7 +52,7 @@ class WriteSettings:
     custom_fact_extraction_prompt: str | None = None  # mem0 v1: replaces the extraction prompt
     custom_instructions: str | None = None  # mem0 v2: the application's guidance on what to extract
     custom_update_memory_prompt: str | None = None  # mem0 v1: replaces the decision prompt
-    llm_timeout: float = 30.0  # per LLM call
+    llm_timeout: float | None = None  # per LLM call; None: the LLM client's own timeout
     candidates_per_fact: int = 5
     max_attempts: int = 6  # LLM attempts per turn before it is marked failed
     retry_delay: float = 30.0  # seconds before the first retry; doubled each time, at most an hour
@@ -121,21 +121,21 @@ class WritePath:
             messages = await self._io(self.store.get_messages, turn.message_ids)
         turn.attempts += 1
         now = utcnow()
+        applied: list[_Applied] = []  # filled as changes are made, so a turn failing midway reports what it wrote
         try:
             if self.llm is not None:
-                applied = await self._with_llm(turn, messages)
+                await self._with_llm(turn, messages, applied)
                 turn.extractor = "llm"
             else:
-                applied = await self._offline(turn, messages)
+                applied += await self._offline(turn, messages)
                 turn.extractor = "offline"
             turn.status, turn.last_error = TurnStatus.DONE, None
         except LLMError as exc:
             log.warning("turn %s: LLM failed (%s); %s", turn.id, exc,
                         "kept for retry" if turn.attempts < self.settings.max_attempts else "giving up")
-            applied = []
             if turn.extractor is None:  # the LLM is down: the offline extractor stands in until it is back
                 try:
-                    applied = await self._offline(turn, messages)
+                    applied += await self._offline(turn, messages)
                     turn.extractor = "offline-fallback"
                 except Exception as offline_exc:
                     log.exception("turn %s: offline fallback failed too", turn.id)
@@ -143,7 +143,6 @@ class WritePath:
             self._schedule_retry(turn, str(exc), now)
         except Exception as exc:
             log.exception("turn %s: extraction failed", turn.id)
-            applied = []
             self._schedule_retry(turn, f"{type(exc).__name__}: {exc}", now)
         turn.results.extend(a.as_result() for a in applied)
         turn.lease_until, turn.updated_at = None, utcnow()
@@ -163,7 +162,7 @@ class WritePath:
             turn.status = TurnStatus.RETRY
             turn.next_attempt_at = self.settings.retry_at(turn.attempts, now)
 
-    async def _with_llm(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> list[_Applied]:
+    async def _with_llm(self, turn: TurnRecord, messages: Sequence[StoredMessage], applied: list[_Applied]) -> None:
         assert self.llm is not None
         chat = _chat(messages)
         options = turn.options
@@ -176,7 +175,6 @@ class WritePath:
             jobs.append(llm_memory.extract_facts(self.llm, chat, about="assistant", when=when, timeout=timeout))
         groups = await asyncio.gather(*jobs)
         shown, reply = await self._shown_memories(turn, messages)
-        applied: list[_Applied] = []
         for i, facts in enumerate(groups):
             boost_here = i == 0 and bool(shown and reply)
             if not facts and not boost_here:
@@ -191,13 +189,14 @@ class WritePath:
                     self.llm, facts, flat, shown=shown if boost_here else (), reply=reply,
                     custom_prompt=self.settings.custom_update_memory_prompt, timeout=timeout)
             applied += await self._apply(turn, messages, decisions, facts, vectors)
-        return applied
 
     async def _offline(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> list[_Applied]:
         chat = _chat(messages)
-        earlier = await self._io(self.store.list_messages, turn.scope, 12)
+        recent = await self._io(self.store.list_messages, turn.scope, 40)
         own = set(turn.message_ids)
-        context = [m.content for m in earlier if m.role == "user" and m.id not in own][-4:]
+        first_own = next((i for i, m in enumerate(recent) if m.id in own), len(recent))
+        # Only what was said before this turn: turns queued after it must not decide who "her" is.
+        context = [m.content for m in recent[:first_own] if m.role == "user"][-4:]
         facts = offline.extract_user_facts(chat, context)
         if self._agent_mode(turn, messages):
             facts += offline.extract_agent_facts(chat, turn.options.get("agent_name"))
@@ -251,8 +250,13 @@ class WritePath:
         records = self.store.get_many(sorted({i for scores in found for i in scores}))
         out = []
         for scores in found:
-            candidates = [Candidate(i, records[i].content, s, records[i].tags) for i, s in scores.items()
-                          if i in records and records[i].category is not Category.EPISODE]
+            # Search ANDs the given ids, so a turn without a user_id would also see users' memories: keep only
+            # the memories of this turn's user (or of no user, when the turn has none).
+            candidates = [Candidate(i, records[i].content, s, records[i].tags,
+                                    "assistant" if records[i].role == "assistant" else "user")
+                          for i, s in scores.items()
+                          if i in records and records[i].category is not Category.EPISODE
+                          and records[i].scope.user_id == scope.user_id]
             candidates.sort(key=lambda c: -c.similarity)
             out.append(candidates)
         return out
@@ -275,6 +279,7 @@ class WritePath:
         now = utcnow()
         when = max((m.created_at for m in messages), default=now)
         applied: list[_Applied] = []
+        boosted: set[str] = set()
         for decision in decisions:
             fact = decision.fact
             about = fact.about if fact else "user"
@@ -321,15 +326,16 @@ class WritePath:
                     self.store.update(replace(current, scope=scope, provenance=[*current.provenance, *refs][-50:]),
                                       None, None)
                     applied.append(_Applied(Event.NONE, current.id, current.content))
-                elif decision.event is Event.BOOST and decision.target_id:
+                elif decision.event is Event.BOOST and decision.target_id and decision.target_id not in boosted:
+                    boosted.add(decision.target_id)
                     current = self.store.get(decision.target_id)
                     if current is None:
                         continue
-                    boosted = replace(current, importance=min(current.importance + self.settings.boost, MAX_IMPORTANCE),
-                                      updated_at=now)
+                    raised = replace(current, importance=min(current.importance + self.settings.boost, MAX_IMPORTANCE),
+                                     updated_at=now)
                     history = HistoryEvent(current.id, Event.BOOST, current.content, current.content,
                                            created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
-                    self.store.update(boosted, None, history)
+                    self.store.update(raised, None, history)
                     applied.append(_Applied(Event.BOOST, current.id, current.content))
             except Exception:
                 # One bad decision (a memory deleted meanwhile) must not undo the others already applied.
@@ -401,7 +407,9 @@ def _tags(fact: Fact) -> list[str]:
 
 
 def _owned_by(owner: Scope, scope: Scope) -> bool:
-    return owner.user_id == scope.user_id and (scope.agent_id is None or owner.agent_id in (None, scope.agent_id))
+    """A memory this turn may act on: the same user, and every id the turn's search scope names."""
+    wanted = _search_scope(scope)
+    return owner.user_id == scope.user_id and all(getattr(owner, k) == v for k, v in wanted.as_dict().items())
 
 
 def _unique_candidates(groups: Sequence[Sequence[Candidate]]) -> list[Candidate]:

@@ -69,6 +69,7 @@ class Candidate:
     text: str
     similarity: float  # raw cosine with the closest new fact
     tags: list[str] = field(default_factory=list)
+    about: str = "user"  # whose fact the memory is: "user", or "assistant" for the character's own
 
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")

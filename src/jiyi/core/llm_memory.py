@@ -126,6 +126,7 @@ async def decide(
     if not isinstance(items, list):
         raise LLMBadOutput("the decision answer has no \"memory\" list")
     shown_ids = {c.memory_id for c in shown}
+    boosted: set[str] = set()
     decisions: list[Decision] = []
     for item in items:
         if not isinstance(item, dict):
@@ -145,7 +146,8 @@ async def decide(
             decisions.append(Decision(Event.DELETE, known[target].text, target, known[target].text))
         elif event_name == "NONE" and target is not None:
             decisions.append(Decision(Event.NONE, known[target].text, target))
-        elif event_name == "BOOST" and target in shown_ids:
+        elif event_name == "BOOST" and target in shown_ids and target not in boosted:
+            boosted.add(target)  # once per turn, however often the model says it
             decisions.append(Decision(Event.BOOST, known[target].text, target))
     return decisions
 

@@ -99,7 +99,7 @@ def _base_form(verb: str) -> str:
 
 
 def _bigrams(text: str) -> set[str]:
-    text = re.sub(r"\s+", " ", re.sub(r"^(?:用户|User'?s?)\s*", "", text.strip().lower()))
+    text = re.sub(r"\s+", " ", re.sub(r"^(?:用户|User'?s?)\s*", "", text.strip(), flags=re.IGNORECASE).lower())
     return {text[i:i + 2] for i in range(len(text) - 1)} or {text}
 
 
@@ -134,6 +134,8 @@ def decide_offline(facts: Sequence[Fact], candidates: Sequence[Sequence[Candidat
 
 
 def _decide_one(fact: Fact, similar: Sequence[Candidate]) -> Decision:
+    # What the character says about itself never rewrites what the user said about themselves, and vice versa.
+    similar = [c for c in similar if c.about == fact.about]
     for candidate in similar:
         if overlap(fact.text, candidate.text) >= DUPLICATE_OVERLAP:
             return Decision(Event.NONE, candidate.text, candidate.memory_id, fact=fact, reason="same meaning")
