@@ -389,6 +389,7 @@ class AsyncMemory:
         return [history_item(e) for e in events]
 
     async def close(self) -> None:
+        self.write_path.close()
         if self.llm is not None:
             await self.llm.aclose()
         await self._run(self.store.close)

@@ -10,8 +10,10 @@ extractor runs at once and the turn is retried with the LLM later; nothing the u
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -109,9 +111,20 @@ class WritePath:
         self.embedder = embedder
         self.llm = llm
         self.settings = settings
+        self._executor: ThreadPoolExecutor | None = None
 
     async def _io(self, fn: Any, *args: Any) -> Any:
-        return await asyncio.to_thread(fn, *args)
+        # Extraction's blocking work (embedding, store) runs on a pool of its own: on the shared default pool a
+        # busy worker's turns would hold every thread while they wait for the embedder, and an async add's
+        # one-row write would queue behind them (measured: 100–200 ms stalls; bench/write_path.py).
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jiyi-write")
+        return await asyncio.get_running_loop().run_in_executor(self._executor, functools.partial(fn, *args))
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None
 
     # --- one turn --------------------------------------------------------------------------------------------
 
