@@ -55,14 +55,14 @@ def _messages(turn: dict[str, Any]) -> list[dict[str, str]]:
     return messages
 
 
-def evaluate(memory_factory: Any, dialogues: list[dict[str, Any]], verbose: bool) -> dict[str, Any]:
+def evaluate(memory: Any, dialogues: list[dict[str, Any]], verbose: bool) -> dict[str, Any]:
+    """One store for the whole run; dialogues are kept apart by user_id."""
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     decision_counts: dict[str, Counter[str]] = defaultdict(Counter)
     confusion: Counter[str] = Counter()
     misses: list[str] = []
     latencies: list[float] = []
     for d_index, dialogue in enumerate(dialogues):
-        memory = memory_factory()
         lang = dialogue["lang"]
         user = f"u{d_index}"
         for turn in dialogue["turns"]:
@@ -92,7 +92,6 @@ def evaluate(memory_factory: Any, dialogues: list[dict[str, Any]], verbose: bool
             if verbose and (len(pairs) < len(expected) or len(predicted_all) > len(pairs)):
                 misses.append(f"{dialogue['id']}: {turn['user']!r}\n    expected {[f['text'] for f in expected]}"
                               f"\n    got {[(r['event'], r['memory']) for r in results]}")
-        memory.close()
     report: dict[str, Any] = {}
     for key, c in sorted(counts.items()):
         precision = c["matched"] / c["predicted"] if c["predicted"] else 1.0
@@ -145,11 +144,8 @@ def main() -> int:
             self.last_event = self.get_event(out["event_id"])
             return out
 
-        def close(self) -> None:  # one store for the whole run; dialogues are separated by user_id
-            pass
-
-    shared = Recording(store, embedder, llm=llm)
-    report = evaluate(lambda: shared, dialogues, args.verbose)
+    with Recording(store, embedder, llm=llm) as memory:
+        report = evaluate(memory, dialogues, args.verbose)
     report["extractor"] = args.llm or "offline"
     report["embedder"] = args.embedder
     report["turns"] = sum(len(d["turns"]) for d in dialogues)

@@ -112,6 +112,7 @@ class WritePath:
         self.llm = llm
         self.settings = settings
         self._executor: ThreadPoolExecutor | None = None
+        self._bound = False
 
     async def _io(self, fn: Any, *args: Any) -> Any:
         # Extraction's blocking work (embedding, store) runs on a pool of its own: on the shared default pool a
@@ -242,8 +243,10 @@ class WritePath:
 
     async def _embed(self, texts: list[str]) -> np.ndarray:
         vectors = await self._io(self.embedder.embed_documents, texts)
-        if self.store.embedding_binding() is None:
-            await self._io(self.store.bind_embedding, self.embedder.model_id, self.embedder.dims)
+        if not self._bound:  # a remote embedder learns its dimension from its first answer; bind the store once
+            if self.store.embedding_binding() is None:
+                await self._io(self.store.bind_embedding, self.embedder.model_id, self.embedder.dims)
+            self._bound = True
         return np.asarray(vectors, dtype=np.float32)
 
     async def _candidates(self, scope: Scope, facts: Sequence[Fact],
@@ -265,8 +268,8 @@ class WritePath:
         for scores in found:
             # Search ANDs the given ids, so a turn without a user_id would also see users' memories: keep only
             # the memories of this turn's user (or of no user, when the turn has none).
-            candidates = [Candidate(i, records[i].content, s, records[i].tags,
-                                    "assistant" if records[i].role == "assistant" else "user")
+            candidates = [Candidate(i, records[i].content, s,
+                                    about="assistant" if records[i].role == "assistant" else "user")
                           for i, s in scores.items()
                           if i in records and records[i].category is not Category.EPISODE
                           and records[i].scope.user_id == scope.user_id]
@@ -292,68 +295,73 @@ class WritePath:
         now = utcnow()
         when = max((m.created_at for m in messages), default=now)
         applied: list[_Applied] = []
-        boosted: set[str] = set()
+        boosted: set[str | None] = set()
         for decision in decisions:
-            fact = decision.fact
-            about = fact.about if fact else "user"
+            if decision.event is Event.BOOST:
+                if decision.target_id in boosted:
+                    continue
+                boosted.add(decision.target_id)
+            about = decision.fact.about if decision.fact else "user"
             sources = [m for m in messages if m.role == about] or messages
-            refs = [SourceRef(m.id, m.role, m.created_at, m.external_id) for m in sources]
-            actor = next((m.name for m in sources if m.name), None)
             try:
-                if decision.event is Event.ADD and decision.text:
-                    record = self._new_record(turn, decision.text, fact, refs, actor, about, now, when)
-                    history = HistoryEvent(record.id, Event.ADD, None, record.content, created_at=now,
-                                           actor_id=actor, role=about)
-                    self.store.insert([record], vectors[decision.text][None, :], [history])
-                    applied.append(_Applied(Event.ADD, record.id, record.content, actor_id=actor, role=about))
-                elif decision.event is Event.UPDATE and decision.text and decision.target_id:
-                    current = self.store.get(decision.target_id)
-                    if current is None:
-                        continue
-                    updated = current.with_content(decision.text, now)
-                    updated.provenance = [*current.provenance, *refs]
-                    if fact is not None:
-                        updated.importance = max(current.importance, fact.stored_importance)
-                        updated.tags = _tags(fact)
-                        updated.memory_type = fact.memory_type
-                    updated.event_time = when
-                    history = HistoryEvent(current.id, Event.UPDATE, current.content, updated.content,
-                                           created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
-                    self.store.update(updated, vectors[decision.text], history)
-                    applied.append(_Applied(Event.UPDATE, current.id, updated.content, current.content, actor, about))
-                elif decision.event is Event.DELETE and decision.target_id:
-                    current = self.store.get(decision.target_id)
-                    if current is None:
-                        continue
-                    history = HistoryEvent(current.id, Event.DELETE, current.content, None, created_at=now,
-                                           updated_at=now, is_deleted=True, actor_id=actor, role=about)
-                    self.store.soft_delete(current.id, "contradicted by a later turn", history, now)
-                    applied.append(_Applied(Event.DELETE, current.id, current.content, actor_id=actor, role=about))
-                elif decision.event is Event.NONE and decision.target_id:
-                    current = self.store.get(decision.target_id)
-                    if current is None:
-                        continue
-                    # Said again: the memory gains this source, and moves to the session it was last said in.
-                    scope = Scope(current.scope.user_id, turn.scope.agent_id or current.scope.agent_id,
-                                  turn.scope.run_id or current.scope.run_id)
-                    self.store.update(replace(current, scope=scope, provenance=[*current.provenance, *refs][-50:]),
-                                      None, None)
-                    applied.append(_Applied(Event.NONE, current.id, current.content))
-                elif decision.event is Event.BOOST and decision.target_id and decision.target_id not in boosted:
-                    boosted.add(decision.target_id)
-                    current = self.store.get(decision.target_id)
-                    if current is None:
-                        continue
-                    raised = replace(current, importance=min(current.importance + self.settings.boost, MAX_IMPORTANCE),
-                                     updated_at=now)
-                    history = HistoryEvent(current.id, Event.BOOST, current.content, current.content,
-                                           created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
-                    self.store.update(raised, None, history)
-                    applied.append(_Applied(Event.BOOST, current.id, current.content))
+                outcome = self._apply_one(turn, decision, sources, vectors, now, when)
             except Exception:
                 # One bad decision (a memory deleted meanwhile) must not undo the others already applied.
                 log.exception("turn %s: could not apply %s on %s", turn.id, decision.event, decision.target_id)
+                continue
+            if outcome is not None:
+                applied.append(outcome)
         return applied
+
+    def _apply_one(self, turn: TurnRecord, decision: Decision, sources: list[StoredMessage],
+                   vectors: dict[str, np.ndarray], now: datetime, when: datetime) -> _Applied | None:
+        fact = decision.fact
+        about = fact.about if fact else "user"
+        refs = [SourceRef(m.id, m.role, m.created_at, m.external_id) for m in sources]
+        actor = next((m.name for m in sources if m.name), None)
+        if decision.event is Event.ADD:
+            if not decision.text:
+                return None
+            record = self._new_record(turn, decision.text, fact, refs, actor, about, now, when)
+            history = HistoryEvent(record.id, Event.ADD, None, record.content, created_at=now,
+                                   actor_id=actor, role=about)
+            self.store.insert([record], vectors[decision.text][None, :], [history])
+            return _Applied(Event.ADD, record.id, record.content, actor_id=actor, role=about)
+        current = self.store.get(decision.target_id) if decision.target_id else None
+        if current is None:
+            return None
+        if decision.event is Event.UPDATE and decision.text:
+            updated = current.with_content(decision.text, now)
+            updated.provenance = [*current.provenance, *refs]
+            if fact is not None:
+                updated.importance = max(current.importance, fact.stored_importance)
+                updated.tags = _tags(fact)
+                updated.memory_type = fact.memory_type
+            updated.event_time = when
+            history = HistoryEvent(current.id, Event.UPDATE, current.content, updated.content,
+                                   created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
+            self.store.update(updated, vectors[decision.text], history)
+            return _Applied(Event.UPDATE, current.id, updated.content, current.content, actor, about)
+        if decision.event is Event.DELETE:
+            history = HistoryEvent(current.id, Event.DELETE, current.content, None, created_at=now,
+                                   updated_at=now, is_deleted=True, actor_id=actor, role=about)
+            self.store.soft_delete(current.id, "contradicted by a later turn", history, now)
+            return _Applied(Event.DELETE, current.id, current.content, actor_id=actor, role=about)
+        if decision.event is Event.NONE:
+            # Said again: the memory gains this source, and moves to the session it was last said in.
+            scope = Scope(current.scope.user_id, turn.scope.agent_id or current.scope.agent_id,
+                          turn.scope.run_id or current.scope.run_id)
+            self.store.update(replace(current, scope=scope, provenance=[*current.provenance, *refs][-50:]),
+                              None, None)
+            return _Applied(Event.NONE, current.id, current.content)
+        if decision.event is Event.BOOST:
+            raised = replace(current, importance=min(current.importance + self.settings.boost, MAX_IMPORTANCE),
+                             updated_at=now)
+            history = HistoryEvent(current.id, Event.BOOST, current.content, current.content,
+                                   created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
+            self.store.update(raised, None, history)
+            return _Applied(Event.BOOST, current.id, current.content)
+        return None
 
     def _new_record(self, turn: TurnRecord, text: str, fact: Fact | None, refs: list[SourceRef], actor: str | None,
                     about: str, now: datetime, when: datetime) -> MemoryRecord:
@@ -388,9 +396,10 @@ class WritePath:
             return
         key = "episode:" + "|".join(f"{k}={v}" for k, v in sorted(scope.as_dict().items()))
         cursor = await self._io(self.store.get_state, key)
-        pending = await self._io(self.store.list_messages, scope, every * 4, cursor)
-        if len(pending) < every:
+        # Every turn asks; reading `every` rows answers "is one due?", the larger read happens only when it is.
+        if len(await self._io(self.store.list_messages, scope, every, cursor)) < every:
             return
+        pending = await self._io(self.store.list_messages, scope, every * 4, cursor)
         chat = _chat(pending)
         started = min(m.created_at for m in pending)
         summary = None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from jiyi.records import Category, Event, MemoryType
@@ -68,7 +68,6 @@ class Candidate:
     memory_id: str
     text: str
     similarity: float  # raw cosine with the closest new fact
-    tags: list[str] = field(default_factory=list)
     about: str = "user"  # whose fact the memory is: "user", or "assistant" for the character's own
 
 

@@ -6,6 +6,7 @@ and ids are small integers the model cannot invent (mem0's temp_uuid_mapping).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -169,6 +170,4 @@ async def summarize_episode(llm: LLM, messages: Sequence[ChatMessage], *, timeou
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False)

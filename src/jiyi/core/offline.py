@@ -19,6 +19,7 @@ from functools import lru_cache
 from jiyi.core import rules_en, rules_zh
 from jiyi.core.facts import Candidate, Decision, Fact, FactKind, is_chinese
 from jiyi.core.messages import ChatMessage
+from jiyi.core.rule_base import unique_facts
 from jiyi.core.text import query_terms
 from jiyi.records import Event
 
@@ -34,7 +35,7 @@ def extract_user_facts(messages: Sequence[ChatMessage], context: Sequence[str] =
             continue
         facts.extend(_extract(message.content, earlier))
         earlier.append(message.content)
-    return _unique(facts)
+    return unique_facts(facts)
 
 
 def extract_agent_facts(messages: Sequence[ChatMessage], agent_name: str | None = None) -> list[Fact]:
@@ -51,20 +52,13 @@ def extract_agent_facts(messages: Sequence[ChatMessage], agent_name: str | None 
             text = fact.text.replace("用户", name) if chinese else re.sub(r"\bUser\b", name, fact.text)
             facts.append(Fact(text=text, kind=FactKind.PERSONA, importance=fact.importance * 0.8, about="assistant",
                               slot=fact.slot, topic=fact.topic, negated=fact.negated))
-    return _unique(facts)
+    return unique_facts(facts)
 
 
 def _extract(text: str, earlier: list[str]) -> list[Fact]:
     if is_chinese(text):
         return rules_zh.extract_chinese(text, rules_zh.last_relation_in(earlier) if earlier else None)
     return rules_en.extract_english(text, rules_en.last_relation_in(earlier) if earlier else None)
-
-
-def _unique(facts: list[Fact]) -> list[Fact]:
-    unique: dict[str, Fact] = {}
-    for fact in facts:
-        unique.setdefault(fact.text, fact)
-    return list(unique.values())
 
 
 @lru_cache(maxsize=4096)

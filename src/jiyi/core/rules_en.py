@@ -7,11 +7,9 @@ The same idea as rules_zh: a rule recognises a statement in one clause ("I'm all
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from jiyi.core.facts import Fact, FactKind
-from jiyi.records import Category
+from jiyi.core.rule_base import Rule, first_fact, last_relation, make_fact, unique_facts
 
 _I = re.IGNORECASE
 _QUESTION_START = re.compile(r"^(?:what|who|where|when|why|how|which|do|does|did|can|could|would|will|should|is|are|am|"
@@ -50,21 +48,14 @@ _IRREGULAR_3RD = {"have": "has", "do": "does", "go": "goes", "am": "is", "'m": "
 _NO_INFLECTION = {"can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should",
                   "shouldn't", "might", "must", "may", "did", "didn't", "used", "just", "also", "really", "still",
                   "never", "always", "usually", "often", "sometimes", "recently", "finally", "already", "totally",
-                  "absolutely", "actually", "definitely", "only", "even", "kinda", "kind", "sort", "love", "hate"}
-
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    name: str
-    pattern: re.Pattern[str]
-    build: Callable[[re.Match[str], str], Fact | None]
+                  "absolutely", "actually", "definitely", "only", "even", "kinda", "kind", "sort"}
 
 
 def _third_person_verb(word: str) -> str:
     lower = word.lower()
     if lower in _IRREGULAR_3RD:
         return _IRREGULAR_3RD[lower]
-    if lower in _NO_INFLECTION and lower not in ("love", "hate"):
+    if lower in _NO_INFLECTION:
         return word
     if re.search(r"(?:ed|s)$", lower) and lower not in ("guess", "miss", "pass", "focus"):
         return word  # past tense or already inflected
@@ -117,9 +108,7 @@ def _clean_object(text: str | None, words: int = 12) -> str | None:
 
 
 def _fact(text: str, kind: FactKind, importance: float, **structure: object) -> Fact:
-    category = Category.CORE if structure.pop("core", False) else Category.FACT
-    text = _OBJECT_END.sub("", text.strip())
-    return Fact(text=text, kind=kind, importance=importance, category=category, **structure)  # type: ignore[arg-type]
+    return make_fact(_OBJECT_END.sub("", text.strip()), kind, importance, **structure)
 
 
 def _from_anchor(m: re.Match[str], clause: str, end: int | None = None) -> str:
@@ -330,75 +319,75 @@ def _sleep(m: re.Match[str], clause: str) -> Fact | None:
 _SUBJ = r"(?P<i>\bI)"
 _ADV = r"(?:\s+(?:really|also|just|totally|absolutely|actually|honestly|still|do|seriously|kinda|kind of|pretty much|so|truly))*"
 
-RULES: tuple[_Rule, ...] = (
-    _Rule("no-longer", re.compile(_SUBJ + r"(?P<be>'m| am)?\s*(?:no longer|not (?:a |an )?(?=\w+ any ?more))"
+RULES: tuple[Rule, ...] = (
+    Rule("no-longer", re.compile(_SUBJ + r"(?P<be>'m| am)?\s*(?:no longer|not (?:a |an )?(?=\w+ any ?more))"
                                   r"\s*(?P<what>[^,.!?]+?)(?:\s+any ?more)?$", _I), _no_longer),
-    _Rule("dont-anymore", re.compile(_SUBJ + r"\s+(?:don't|do not|dont)\s+(?P<what>[^,.!?]+?)\s+any ?more", _I),
+    Rule("dont-anymore", re.compile(_SUBJ + r"\s+(?:don't|do not|dont)\s+(?P<what>[^,.!?]+?)\s+any ?more", _I),
           lambda m, c: _no_longer_plain(m, c)),
-    _Rule("quit", re.compile(_SUBJ + r"\s+(?:just |finally |recently )?(?:quit|stopped|gave up)\s+(?P<what>[^,.!?]+)", _I),
+    Rule("quit", re.compile(_SUBJ + r"\s+(?:just |finally |recently )?(?:quit|stopped|gave up)\s+(?P<what>[^,.!?]+)", _I),
           _quit),
-    _Rule("moved", re.compile(r"(?P<i>\b(?:I|we))(?:'ve| have| just| recently|\s)*\s*(?:moved|relocated)\s+(?:to|into)\s+"
+    Rule("moved", re.compile(r"(?P<i>\b(?:I|we))(?:'ve| have| just| recently|\s)*\s*(?:moved|relocated)\s+(?:to|into)\s+"
                               r"(?P<place>[^,.!?]+?)(?:\s+(?:last|this|a few|in|recently)\b.*)?$", _I), _moved),
-    _Rule("new-job", re.compile(_SUBJ + r"(?:'ve| have| just| recently|\s)*\s*(?:got|landed|started|accepted)\s+(?:a\s+)?(?:new\s+)?"
+    Rule("new-job", re.compile(_SUBJ + r"(?:'ve| have| just| recently|\s)*\s*(?:got|landed|started|accepted)\s+(?:a\s+)?(?:new\s+)?"
                                 r"(?:job|position|role|internship)\s+(?P<prep>at|as|with)\s+(?P<what>[^,.!?]+)", _I),
           _new_job),
-    _Rule("allergy", re.compile(_SUBJ + r"(?:'m| am)\s+(?:very |severely |really |super |deathly |a bit |mildly )?allergic\s+to\s+"
+    Rule("allergy", re.compile(_SUBJ + r"(?:'m| am)\s+(?:very |severely |really |super |deathly |a bit |mildly )?allergic\s+to\s+"
                                 r"(?P<what>[^,.!?]+)", _I), _allergy),
-    _Rule("allergy-noun", re.compile(_SUBJ + r"\s+(?:have|'ve got|got)\s+(?:a|an)\s+(?:severe |bad |mild )?(?P<what>[\w -]{2,25}?)"
+    Rule("allergy-noun", re.compile(_SUBJ + r"\s+(?:have|'ve got|got)\s+(?:a|an)\s+(?:severe |bad |mild )?(?P<what>[\w -]{2,25}?)"
                                      r"\s+allergy", _I), _allergy_noun),
-    _Rule("condition", re.compile(_SUBJ + r"(?:\s+(?:have|'ve got|got|suffer from|was diagnosed with|'ve been diagnosed with|"
+    Rule("condition", re.compile(_SUBJ + r"(?:\s+(?:have|'ve got|got|suffer from|was diagnosed with|'ve been diagnosed with|"
                                   r"have been diagnosed with|live with|struggle with|deal with))\s+(?P<what>" + _CONDITIONS + r")\b", _I),
           _condition),
-    _Rule("sleep", re.compile(_SUBJ + r"\s+(?:can't|cannot|haven't been able to|have trouble|have been having trouble|"
+    Rule("sleep", re.compile(_SUBJ + r"\s+(?:can't|cannot|haven't been able to|have trouble|have been having trouble|"
                               r"haven't been|have a hard time)\s+(?:sleep|sleeping)", _I), _sleep),
-    _Rule("diet", re.compile(_SUBJ + r"(?:'m| am)\s+(?:a\s+|now\s+|strictly\s+|fully\s+)?(?P<diet>" + _DIETS + r")\b", _I),
+    Rule("diet", re.compile(_SUBJ + r"(?:'m| am)\s+(?:a\s+|now\s+|strictly\s+|fully\s+)?(?P<diet>" + _DIETS + r")\b", _I),
           _diet),
-    _Rule("name", re.compile(r"(?:\b(?i:my name is|my name's|call me|I'm called|I am called))\s+(?P<name>[A-Z][\w'-]*"
+    Rule("name", re.compile(r"(?:\b(?i:my name is|my name's|call me|I'm called|I am called))\s+(?P<name>[A-Z][\w'-]*"
                              r"(?:\s+[A-Z][\w'-]*)?)", 0), _name),
-    _Rule("age", re.compile(_SUBJ + r"(?:'m| am|'ll be| will be| just turned| turned)\s+(?P<age>\d{1,3})(?:\s+years?\s+old|"
+    Rule("age", re.compile(_SUBJ + r"(?:'m| am|'ll be| will be| just turned| turned)\s+(?P<age>\d{1,3})(?:\s+years?\s+old|"
                             r"\s*y/?o|\s+this year|\s*$|\s*[,.!])", _I), _age),
-    _Rule("birthday", re.compile(r"(?P<i>\bmy) birthday(?:'s| is)\s+(?:on\s+)?(?P<date>[^,.!?]+)|"
+    Rule("birthday", re.compile(r"(?P<i>\bmy) birthday(?:'s| is)\s+(?:on\s+)?(?P<date>[^,.!?]+)|"
                                  r"\bI was born on\s+(?P<date2>[^,.!?]+)", _I),
           lambda m, c: _birthday(m, c) if m.group("date") else (
               _fact(f"User's birthday is {m.group('date2').strip()}", FactKind.PERSONAL, 0.9, slot="birthday",
                     core=True))),
-    _Rule("favorite", re.compile(r"(?P<i>\bmy) (?:all[- ]time |absolute )?fav(?:ou?rite)? (?P<thing>[\w ]{2,24}?)\s+(?:is|are|was)\s+"
+    Rule("favorite", re.compile(r"(?P<i>\bmy) (?:all[- ]time |absolute )?fav(?:ou?rite)? (?P<thing>[\w ]{2,24}?)\s+(?:is|are|was)\s+"
                                  r"(?P<value>[^,.!?]+)", _I), _favorite),
-    _Rule("residence", re.compile(_SUBJ + r"(?:\s+(?:currently|now|still))?\s+(?:live|am living|'m living|stay|reside)\s+in\s+"
+    Rule("residence", re.compile(_SUBJ + r"(?:\s+(?:currently|now|still))?\s+(?:live|am living|'m living|stay|reside)\s+in\s+"
                                   r"(?P<place>[^,.!?]+?)(?:\s+(?:now|with|since|for)\b.*)?$", _I), _residence),
-    _Rule("hometown", re.compile(_SUBJ + r"(?:'m| am|\s+come|\s+originally come)?\s*(?:originally\s+)?(?P<verb>from|grew up in)\s+"
+    Rule("hometown", re.compile(_SUBJ + r"(?:'m| am|\s+come|\s+originally come)?\s*(?:originally\s+)?(?P<verb>from|grew up in)\s+"
                                  r"(?P<place>[^,.!?]+)", _I), _hometown),
-    _Rule("work", re.compile(_SUBJ + r"(?:\s+(?:currently|now|still))?\s+work(?:ing)?\s+(?P<prep>at|for|as|in)\s+(?P<what>[^,.!?]+)",
+    Rule("work", re.compile(_SUBJ + r"(?:\s+(?:currently|now|still))?\s+work(?:ing)?\s+(?P<prep>at|for|as|in)\s+(?P<what>[^,.!?]+)",
                              _I), _work),
-    _Rule("study", re.compile(_SUBJ + r"(?:'m| am)?\s+(?:study|studying|majoring|in (?:my )?(?:first|second|third|final|last) year|"
+    Rule("study", re.compile(_SUBJ + r"(?:'m| am)?\s+(?:study|studying|majoring|in (?:my )?(?:first|second|third|final|last) year|"
                               r"a (?:freshman|sophomore|junior|senior|student|grad student|phd student))\b[^,.!?]*", _I),
           _study),
-    _Rule("plan", re.compile(r"(?:(?P<when>" + TIME_WORDS + r")[, ]+)?" + _SUBJ + r"(?P<verb>'m going to|'m gonna| am going to|"
+    Rule("plan", re.compile(r"(?:(?P<when>" + TIME_WORDS + r")[, ]+)?" + _SUBJ + r"(?P<verb>'m going to|'m gonna| am going to|"
                              r"'m planning to|'m planning on| am planning to| plan to| intend to|'m about to|'m thinking of|"
                              r"'m thinking about| want to| wanna| hope to|'ll| will| need to| have to| gotta|'m taking|"
                              r"'m starting|'m flying| am flying|'m visiting| am visiting|'m moving| am moving|'m getting|"
                              r"'m having| am having|'m running| am running|'ve decided to| decided to|'m applying)"
                              r"\s*(?P<rest>[^,.!?]{3,80})", _I), _plan),
-    _Rule("fan", re.compile(_SUBJ + r"(?:'m| am)\s+(?:a\s+)?(?:huge |big |massive )?(?P<big>)fan\s+of\s+(?P<what>[^,.!?]+)", _I), _fan),
-    _Rule("into", re.compile(_SUBJ + r"(?:'m| am)\s+(?:really |so |super |very |totally )?(?:into|obsessed with|passionate about|"
+    Rule("fan", re.compile(_SUBJ + r"(?:'m| am)\s+(?:a\s+)?(?:huge |big |massive )?(?P<big>)fan\s+of\s+(?P<what>[^,.!?]+)", _I), _fan),
+    Rule("into", re.compile(_SUBJ + r"(?:'m| am)\s+(?:really |so |super |very |totally )?(?:into|obsessed with|passionate about|"
                              r"addicted to|crazy about|hooked on)\s+(?P<what>[^,.!?]+)", _I), _likes),
-    _Rule("dislikes", re.compile(_SUBJ + _ADV + r"\s+(?P<verb>hate|hates|dislike|can't stand|cannot stand|don't like|do not like|"
+    Rule("dislikes", re.compile(_SUBJ + _ADV + r"\s+(?P<verb>hate|hates|dislike|can't stand|cannot stand|don't like|do not like|"
                                  r"don't enjoy|can't eat|cannot eat|don't eat|do not eat|never eat|don't drink|never drink|"
                                  r"avoid|detest|loathe|can't handle)\s+(?P<what>[^,.!?]+)", _I), _dislikes),
-    _Rule("likes", re.compile(_SUBJ + _ADV + r"\s+(?P<verb>love|loves|like|likes|enjoy|enjoys|adore|prefer|am fond of|'m fond of|"
+    Rule("likes", re.compile(_SUBJ + _ADV + r"\s+(?P<verb>love|loves|like|likes|enjoy|enjoys|adore|prefer|am fond of|'m fond of|"
                               r"dig|always eat|usually eat|often go|go|play|collect|watch|read|listen to)\s+"
                               r"(?P<what>[^,.!?]+)", _I),
           lambda m, c: _likes(m, c) if m.group("verb").lower() in ("love", "loves", "like", "likes", "enjoy", "enjoys",
                                                                      "adore", "prefer", "am fond of", "'m fond of", "dig")
           or re.search(r"\b(?:every|on weekends|a lot|regularly|daily|weekly)\b", m.group("what"), _I) else None),
-    _Rule("has-relation", re.compile(_SUBJ + r"\s+(?:have|'ve got|have got|got)\s+(?:a|an|two|three|four|\d+|one)\s+(?:\w+\s+){0,2}?"
+    Rule("has-relation", re.compile(_SUBJ + r"\s+(?:have|'ve got|have got|got)\s+(?:a|an|two|three|four|\d+|one)\s+(?:\w+\s+){0,2}?"
                                      r"(?P<rel>" + RELATIONS + r")s?\b[^,.!?]*", _I), _has_relation),
-    _Rule("relation-fact", re.compile(r"(?P<i>\bmy)\s+(?:\w+\s+)?(?P<rel>" + RELATIONS + r")(?:\s+[A-Z][\w'-]+)?(?:'s name)?\s+(?:is|was|'s|works|lives|"
+    Rule("relation-fact", re.compile(r"(?P<i>\bmy)\s+(?:\w+\s+)?(?P<rel>" + RELATIONS + r")(?:\s+[A-Z][\w'-]+)?(?:'s name)?\s+(?:is|was|'s|works|lives|"
                                       r"likes|loves|has|just|got|named|called|turned|turns|will|wants|studies|plays)\b[^,.!?]*",
                                       _I), _relation_fact),
-    _Rule("identity", re.compile(_SUBJ + r"(?:'m| am)\s+(?:now\s+|currently\s+|actually\s+)?(?P<article>an?)\s+(?P<what>[\w -]+)$",
+    Rule("identity", re.compile(_SUBJ + r"(?:'m| am)\s+(?:now\s+|currently\s+|actually\s+)?(?P<article>an?)\s+(?P<what>[\w -]+)$",
                                  _I), _identity),
-    _Rule("state", re.compile(_SUBJ + r"(?:'m| am|'ve been| have been| feel| am feeling|'m feeling| got| get)\s+(?:so |really |very |"
+    Rule("state", re.compile(_SUBJ + r"(?:'m| am|'ve been| have been| feel| am feeling|'m feeling| got| get)\s+(?:so |really |very |"
                               r"a bit |a little |kind of |kinda |pretty |super |extremely |totally |quite |just |still |"
                               r"always |constantly |now |recently |currently |feeling |)*(?P<state>" + _STATES + r")\b", _I), _state),
 )
@@ -410,13 +399,7 @@ _PRONOUN_VERB = re.compile(r"^(?:she|he|they)(?:'s)?\s*", _I)
 
 
 def last_relation_in(texts: list[str]) -> str | None:
-    """The family member or pet the user spoke of most recently, for "her name is …" in the next message."""
-    relation = None
-    for text in texts:
-        for fact in extract_english(text):
-            if fact.kind is FactKind.RELATIONSHIP and fact.topic:
-                relation = fact.topic
-    return relation
+    return last_relation(extract_english, texts)
 
 
 def _no_longer_plain(m: re.Match[str], clause: str) -> Fact | None:
@@ -508,20 +491,9 @@ def extract_english(text: str, last_relation: str | None = None) -> list[Fact]:
                 facts.append(_fact(f"User's {last_relation}'s name is {name}", FactKind.RELATIONSHIP, 0.8,
                                    topic=last_relation))
             continue
-        found = None
-        for rule in RULES:
-            match = rule.pattern.search(clause)
-            if match:
-                found = rule.build(match, clause)
-                if found is not None:
-                    break
-        if found is None:
-            found = _generic(clause)
+        found = first_fact(RULES, clause) or _generic(clause)
         if found is not None:
             facts.append(found)
             if found.kind is FactKind.RELATIONSHIP and found.topic:
                 last_relation = found.topic
-    unique: dict[str, Fact] = {}
-    for fact in facts:
-        unique.setdefault(fact.text.lower(), fact)
-    return list(unique.values())
+    return unique_facts(facts, fold_case=True)

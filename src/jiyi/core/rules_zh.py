@@ -8,11 +8,9 @@ it reverses an earlier fact (我不再吃素了). Clauses that ask, wonder or su
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from jiyi.core.facts import Fact, FactKind
-from jiyi.records import Category
+from jiyi.core.rule_base import Rule, first_fact, last_relation, make_fact, unique_facts
 
 # Words that end a captured object: particles and trailing chatter.
 _TRAILING = re.compile(r"[了啊呀呢啦哦哈吧嘛呗哟噢嗯的~～…。！!？?，,、；;：:\s]+$")
@@ -51,13 +49,6 @@ _OCCUPATION_SUFFIX = re.compile(
 _DIET_WORDS = re.compile(r"^(?:吃素|素食者?|纯素|素食主义者|穆斯林)$")
 
 
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    name: str
-    pattern: re.Pattern[str]
-    build: Callable[[re.Match[str], str], Fact | None]
-
-
 def _clean_object(text: str, limit: int = 24) -> str | None:
     text = _TRAILING.sub("", text.strip())
     text = re.sub(r"^[，,、\s]+", "", text)
@@ -77,25 +68,20 @@ def to_third_person(text: str) -> str:
     return text.replace("我自己", "用户自己").replace("我", "用户")
 
 
-def _fact(text: str, kind: FactKind, importance: float, **structure: object) -> Fact:
-    category = Category.CORE if structure.pop("core", False) else Category.FACT
-    return Fact(text=text, kind=kind, importance=importance, category=category, **structure)  # type: ignore[arg-type]
-
-
 def _name(m: re.Match[str], clause: str) -> Fact | None:
     name = _clean_object(m.group("name"), 12)
     if not name or re.search(r"[，,\s]|什么|啥", name):
         return None
-    return _fact(f"用户叫{name}", FactKind.PERSONAL, 0.9, slot="name", topic=name, core=True)
+    return make_fact(f"用户叫{name}", FactKind.PERSONAL, 0.9, slot="name", topic=name, core=True)
 
 
 def _age(m: re.Match[str], clause: str) -> Fact | None:
-    return _fact(f"用户今年{m.group('age')}岁", FactKind.PERSONAL, 0.6, slot="age")
+    return make_fact(f"用户今年{m.group('age')}岁", FactKind.PERSONAL, 0.6, slot="age")
 
 
 def _birthday(m: re.Match[str], clause: str) -> Fact | None:
     date = _clean_object(m.group("date"), 14)
-    return _fact(f"用户的生日是{date}", FactKind.PERSONAL, 0.9, slot="birthday", core=True) if date else None
+    return make_fact(f"用户的生日是{date}", FactKind.PERSONAL, 0.9, slot="birthday", core=True) if date else None
 
 
 def _allergy(m: re.Match[str], clause: str) -> Fact | None:
@@ -103,19 +89,19 @@ def _allergy(m: re.Match[str], clause: str) -> Fact | None:
     if not what or what in ("有点", "有", "会"):
         return None
     what = re.sub(r"^(?:有点|有些|严重|特别|很|会|也|还)+", "", what)
-    return _fact(f"用户对{what}过敏", FactKind.HEALTH, 0.95, topic=f"{what}过敏", core=True) if what else None
+    return make_fact(f"用户对{what}过敏", FactKind.HEALTH, 0.95, topic=f"{what}过敏", core=True) if what else None
 
 
 def _residence(m: re.Match[str], clause: str) -> Fact | None:
     place = _clean_object(m.group("place"), 16)
     if not place or re.match(r"^(?:家|家里|这|那|哪)$", place):
         return None
-    return _fact(f"用户住在{place}", FactKind.PERSONAL, 0.7, slot="residence", topic=place)
+    return make_fact(f"用户住在{place}", FactKind.PERSONAL, 0.7, slot="residence", topic=place)
 
 
 def _hometown(m: re.Match[str], clause: str) -> Fact | None:
     place = _clean_object(m.group("place"), 12)
-    return _fact(f"用户来自{place}", FactKind.PERSONAL, 0.7, slot="hometown", topic=place) if place else None
+    return make_fact(f"用户来自{place}", FactKind.PERSONAL, 0.7, slot="hometown", topic=place) if place else None
 
 
 def _workplace(m: re.Match[str], clause: str) -> Fact | None:
@@ -124,8 +110,8 @@ def _workplace(m: re.Match[str], clause: str) -> Fact | None:
         return None
     verb = m.group("verb")
     if verb in ("上学", "读书", "念书", "读大学", "读研", "读博", "上大学", "读高中", "上高中"):
-        return _fact(f"用户在{place}{verb}", FactKind.PERSONAL, 0.7, slot="school", topic=place)
-    return _fact(f"用户在{place}{verb}", FactKind.PERSONAL, 0.7, slot="workplace", topic=place)
+        return make_fact(f"用户在{place}{verb}", FactKind.PERSONAL, 0.7, slot="school", topic=place)
+    return make_fact(f"用户在{place}{verb}", FactKind.PERSONAL, 0.7, slot="workplace", topic=place)
 
 
 def _identity(m: re.Match[str], clause: str) -> Fact | None:
@@ -134,21 +120,21 @@ def _identity(m: re.Match[str], clause: str) -> Fact | None:
         return None
     bare = re.sub(r"^(?:一名|一个|一位|个|名|位)", "", what)
     if _DIET_WORDS.match(bare):
-        return _fact("用户吃素", FactKind.HEALTH, 0.8, topic="吃素")
+        return make_fact("用户吃素", FactKind.HEALTH, 0.8, topic="吃素")
     if bare.endswith("人") and not _OCCUPATION_SUFFIX.search(bare[:-1] or "x"):
-        return _fact(f"用户是{bare}", FactKind.PERSONAL, 0.7, slot="hometown", topic=bare[:-1])
+        return make_fact(f"用户是{bare}", FactKind.PERSONAL, 0.7, slot="hometown", topic=bare[:-1])
     if _OCCUPATION_SUFFIX.search(bare):
-        return _fact(f"用户是{bare}", FactKind.PERSONAL, 0.8, slot="job", topic=bare)
+        return make_fact(f"用户是{bare}", FactKind.PERSONAL, 0.8, slot="job", topic=bare)
     return None
 
 
 def _job(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"), 16)
-    return _fact(f"用户的工作是{what}", FactKind.PERSONAL, 0.8, slot="job", topic=what) if what else None
+    return make_fact(f"用户的工作是{what}", FactKind.PERSONAL, 0.8, slot="job", topic=what) if what else None
 
 
 def _diet(m: re.Match[str], clause: str) -> Fact | None:
-    return _fact("用户吃素", FactKind.HEALTH, 0.8, topic="吃素")
+    return make_fact("用户吃素", FactKind.HEALTH, 0.8, topic="吃素")
 
 
 def _reversal(m: re.Match[str], clause: str) -> Fact | None:
@@ -156,14 +142,14 @@ def _reversal(m: re.Match[str], clause: str) -> Fact | None:
     if not what:
         return None
     what = re.sub(r"^(?:再|去|会)", "", what)
-    return _fact(f"用户不再{what}", _kind_of_habit(what), 0.7, topic=_topic_of(what), negated=True)
+    return make_fact(f"用户不再{what}", _kind_of_habit(what), 0.7, topic=_topic_of(what), negated=True)
 
 
 def _quit(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"), 10)
     if not what:
         return None
-    return _fact(f"用户戒了{what}", FactKind.HEALTH, 0.7, topic=_topic_of(what), negated=True)
+    return make_fact(f"用户戒了{what}", FactKind.HEALTH, 0.7, topic=_topic_of(what), negated=True)
 
 
 def _moved(m: re.Match[str], clause: str) -> Fact | None:
@@ -171,14 +157,14 @@ def _moved(m: re.Match[str], clause: str) -> Fact | None:
     if not place:
         return None
     place = re.sub(r"(?:住|去住|来住|定居|生活)$", "", place)
-    return _fact(f"用户搬到了{place}", FactKind.PERSONAL, 0.8, slot="residence", topic=place)
+    return make_fact(f"用户搬到了{place}", FactKind.PERSONAL, 0.8, slot="residence", topic=place)
 
 
 def _new_job(m: re.Match[str], clause: str) -> Fact | None:
     place = _clean_object(m.group("place"), 16)
     if not place:
         return None
-    return _fact(f"用户现在在{place}{m.group('verb') or '工作'}", FactKind.PERSONAL, 0.8, slot="workplace", topic=place)
+    return make_fact(f"用户现在在{place}{m.group('verb') or '工作'}", FactKind.PERSONAL, 0.8, slot="workplace", topic=place)
 
 
 def _kind_of_habit(what: str) -> FactKind:
@@ -205,7 +191,7 @@ def _likes(m: re.Match[str], clause: str) -> Fact | None:
     text = _TRAILING.sub("", text)
     verb = m.group("verb")
     prefix = verb if verb not in ("喜欢", "爱", "热爱", "钟爱", "偏爱", "迷上", "迷上了", "爱上", "爱上了") else ""
-    return _fact(text, FactKind.PREFERENCE, 0.5, topic=_topic_of(prefix + what))
+    return make_fact(text, FactKind.PREFERENCE, 0.5, topic=_topic_of(prefix + what))
 
 
 def _dislikes(m: re.Match[str], clause: str) -> Fact | None:
@@ -217,14 +203,14 @@ def _dislikes(m: re.Match[str], clause: str) -> Fact | None:
     eats = re.match(r"不(?:吃|喝)", verb)
     topic = _topic_of(verb[1:] + what) if eats else _topic_of(what)
     kind = FactKind.HEALTH if eats else FactKind.PREFERENCE
-    return _fact(text, kind, 0.6 if eats else 0.5, topic=topic, negated=True)
+    return make_fact(text, kind, 0.6 if eats else 0.5, topic=topic, negated=True)
 
 
 def _favorite(m: re.Match[str], clause: str) -> Fact | None:
     thing, value = _clean_object(m.group("thing"), 10), _clean_object(m.group("value"), 16)
     if not thing or not value:
         return None
-    return _fact(f"用户最喜欢的{thing}是{value}", FactKind.PREFERENCE, 0.6, slot=f"favorite:{thing}", topic=value)
+    return make_fact(f"用户最喜欢的{thing}是{value}", FactKind.PREFERENCE, 0.6, slot=f"favorite:{thing}", topic=value)
 
 
 def _has_relation(m: re.Match[str], clause: str) -> Fact | None:
@@ -233,7 +219,7 @@ def _has_relation(m: re.Match[str], clause: str) -> Fact | None:
     count = m.group("count") or ("一只" if relation in _PETS else "一个")
     verb = m.group("verb")
     text = f"用户{verb}{count}{relation}" + (tail if re.match(r"^[，,]?(?:叫|名叫|名字叫)", tail) else "")
-    return _fact(_TRAILING.sub("", text.replace("，", "").replace(",", "")), FactKind.RELATIONSHIP, 0.7,
+    return make_fact(_TRAILING.sub("", text.replace("，", "").replace(",", "")), FactKind.RELATIONSHIP, 0.7,
                  topic=relation)
 
 
@@ -244,7 +230,7 @@ def _relation_fact(m: re.Match[str], clause: str) -> Fact | None:
     relation = _RELATION_NAMES.get(m.group("rel"), m.group("rel"))
     owner = "用户家的" if m.group("own") == "我家" else "用户的"
     importance = 0.8 if re.match(r"^(?:叫|名叫|名字叫|是)", rest) else 0.6
-    return _fact(to_third_person(f"{owner}{relation}{rest}"), FactKind.RELATIONSHIP, importance, topic=relation)
+    return make_fact(to_third_person(f"{owner}{relation}{rest}"), FactKind.RELATIONSHIP, importance, topic=relation)
 
 
 def _plan(m: re.Match[str], clause: str) -> Fact | None:
@@ -257,7 +243,7 @@ def _plan(m: re.Match[str], clause: str) -> Fact | None:
         time_in_rest = _TIME.search(rest)
         if not time_in_rest:
             return None  # 我想吃东西 / 我要一杯水: a wish of the moment, not a plan
-    return _fact(to_third_person(f"用户{time}{verb}{rest}"), FactKind.PLAN, 0.5)
+    return make_fact(to_third_person(f"用户{time}{verb}{rest}"), FactKind.PLAN, 0.5)
 
 
 def _state(m: re.Match[str], clause: str) -> Fact | None:
@@ -267,70 +253,70 @@ def _state(m: re.Match[str], clause: str) -> Fact | None:
     health = re.search(_HEALTH, state) is not None
     if not health and re.search(r"今天|刚才|现在", clause):
         return None  # 今天好累: the moment's mood, not worth a memory
-    return _fact(text, FactKind.HEALTH if health else FactKind.STATE, 0.6 if health else 0.3, topic=state)
+    return make_fact(text, FactKind.HEALTH if health else FactKind.STATE, 0.6 if health else 0.3, topic=state)
 
 
 def _illness(m: re.Match[str], clause: str) -> Fact | None:
     what = m.group("what")
-    return _fact(f"用户有{what}", FactKind.HEALTH, 0.85, topic=what, core=True)
+    return make_fact(f"用户有{what}", FactKind.HEALTH, 0.85, topic=what, core=True)
 
 
 _ME = r"(?P<me>我)"
 _DEG = r"(?:最|很|超|超级|特别|非常|挺|蛮|真的|一直|也|还|都|比较|巨|贼|好|真|其实)*"
 
-RULES: tuple[_Rule, ...] = (
-    _Rule("reversal", re.compile(r"我(?:现在|已经|早就|后来|从今年起|这两年)?(?:不再|已经不|早就不|再也不|不)(?P<what>.{1,14}?)了$"),
+RULES: tuple[Rule, ...] = (
+    Rule("reversal", re.compile(r"我(?:现在|已经|早就|后来|从今年起|这两年)?(?:不再|已经不|早就不|再也不|不)(?P<what>.{1,14}?)了$"),
           _reversal),
-    _Rule("no-longer", re.compile(r"我(?:现在|已经|早就|后来)?(?:不再|再也不)(?P<what>.{1,14})$"), _reversal),
-    _Rule("quit-short", re.compile(r"我(?:已经|终于|早就|去年|今年)?戒(?P<what>烟|酒|糖|奶茶|咖啡|可乐|游戏)了?$"),
-          lambda m, c: _fact(f"用户戒{m.group('what')}了", FactKind.HEALTH, 0.7, topic=m.group("what"), negated=True)),
-    _Rule("quit", re.compile(r"我(?:已经|终于|早就)?(?:戒了|戒掉了|把(?P<obj>.{1,6}?)戒了)(?P<what>.{0,10})$"),
+    Rule("no-longer", re.compile(r"我(?:现在|已经|早就|后来)?(?:不再|再也不)(?P<what>.{1,14})$"), _reversal),
+    Rule("quit-short", re.compile(r"我(?:已经|终于|早就|去年|今年)?戒(?P<what>烟|酒|糖|奶茶|咖啡|可乐|游戏)了?$"),
+          lambda m, c: make_fact(f"用户戒{m.group('what')}了", FactKind.HEALTH, 0.7, topic=m.group("what"), negated=True)),
+    Rule("quit", re.compile(r"我(?:已经|终于|早就)?(?:戒了|戒掉了|把(?P<obj>.{1,6}?)戒了)(?P<what>.{0,10})$"),
           lambda m, c: _quit(m, c) if m.group("what") else (
-              _fact(f"用户戒了{m.group('obj')}", FactKind.HEALTH, 0.7, topic=m.group("obj"), negated=True)
+              make_fact(f"用户戒了{m.group('obj')}", FactKind.HEALTH, 0.7, topic=m.group("obj"), negated=True)
               if m.group("obj") else None)),
-    _Rule("moved", re.compile(r"我(?:们)?(?:已经|刚刚?|最近|上个月|去年|今年)?(?:搬到|搬去|搬家到|搬来)了?(?P<place>.{1,16})$"),
+    Rule("moved", re.compile(r"我(?:们)?(?:已经|刚刚?|最近|上个月|去年|今年)?(?:搬到|搬去|搬家到|搬来)了?(?P<place>.{1,16})$"),
           _moved),
-    _Rule("new-job", re.compile(r"我(?:现在|目前|已经|刚)?(?:换到|跳槽到|调到|入职|转到|去了)(?P<place>.{1,14}?)(?P<verb>工作|上班|实习)?了?$"),
+    Rule("new-job", re.compile(r"我(?:现在|目前|已经|刚)?(?:换到|跳槽到|调到|入职|转到|去了)(?P<place>.{1,14}?)(?P<verb>工作|上班|实习)?了?$"),
           _new_job),
-    _Rule("allergy", re.compile(r"(?:我|^)(?:对)?(?P<what>[^，,。我你]{1,12}?)过敏"), _allergy),
-    _Rule("illness", re.compile(r"我(?:有|得了|患有|患了|查出了?|确诊了?)(?P<what>高血压|糖尿病|哮喘|抑郁症|焦虑症|胃病|胃炎|鼻炎|"
+    Rule("allergy", re.compile(r"(?:我|^)(?:对)?(?P<what>[^，,。我你]{1,12}?)过敏"), _allergy),
+    Rule("illness", re.compile(r"我(?:有|得了|患有|患了|查出了?|确诊了?)(?P<what>高血压|糖尿病|哮喘|抑郁症|焦虑症|胃病|胃炎|鼻炎|"
                                 r"偏头痛|颈椎病|心脏病|痛风|贫血|腰椎间盘突出|失眠症?)"), _illness),
-    _Rule("name", re.compile(r"(?:我叫|我的名字(?:是|叫)|我名字(?:是|叫)|叫我)(?P<name>[^，,。！!？?\s]{1,10}?)(?:就行|就好|就可以)?(?:[，,。！!]|$)"),
+    Rule("name", re.compile(r"(?:我叫|我的名字(?:是|叫)|我名字(?:是|叫)|叫我)(?P<name>[^，,。！!？?\s]{1,10}?)(?:就行|就好|就可以)?(?:[，,。！!]|$)"),
           _name),
-    _Rule("age", re.compile(r"我(?:今年|已经|快)?(?P<age>" + _NUM + r")岁"), _age),
-    _Rule("birthday", re.compile(r"(?:我的?生日(?:是|在)?(?P<date>.{2,12}?)(?:[，,。]|$)|我(?:是)?(?P<d2>.{2,10}?)(?:出生|生日)的?)"),
+    Rule("age", re.compile(r"我(?:今年|已经|快)?(?P<age>" + _NUM + r")岁"), _age),
+    Rule("birthday", re.compile(r"(?:我的?生日(?:是|在)?(?P<date>.{2,12}?)(?:[，,。]|$)|我(?:是)?(?P<d2>.{2,10}?)(?:出生|生日)的?)"),
           lambda m, c: _birthday(m, c) if m.group("date") else (
-              _fact(f"用户的生日是{m.group('d2')}", FactKind.PERSONAL, 0.9, slot="birthday", core=True)
+              make_fact(f"用户的生日是{m.group('d2')}", FactKind.PERSONAL, 0.9, slot="birthday", core=True)
               if re.search(r"\d|月|号|日", m.group("d2")) else None)),
-    _Rule("favorite", re.compile(r"我最(?:喜欢|爱)的(?P<thing>.{1,8}?)(?:是|就是)(?P<value>.{1,16})$"), _favorite),
-    _Rule("residence", re.compile(r"我(?:现在|目前|一直|平时)?(?:住在|住|家在|定居在|生活在)(?P<place>[^，,。]{1,16}?)(?:住)?$"),
+    Rule("favorite", re.compile(r"我最(?:喜欢|爱)的(?P<thing>.{1,8}?)(?:是|就是)(?P<value>.{1,16})$"), _favorite),
+    Rule("residence", re.compile(r"我(?:现在|目前|一直|平时)?(?:住在|住|家在|定居在|生活在)(?P<place>[^，,。]{1,16}?)(?:住)?$"),
           _residence),
-    _Rule("hometown", re.compile(r"(?:我来自|我老家(?:是|在)|我是从)(?P<place>[^，,。]{1,12}?)(?:来的)?$"), _hometown),
-    _Rule("workplace", re.compile(r"我(?:现在|目前|一直)?在(?P<place>[^，,。]{1,14}?)(?P<verb>工作|上班|实习|上学|读书|念书|读大学|"
+    Rule("hometown", re.compile(r"(?:我来自|我老家(?:是|在)|我是从)(?P<place>[^，,。]{1,12}?)(?:来的)?$"), _hometown),
+    Rule("workplace", re.compile(r"我(?:现在|目前|一直)?在(?P<place>[^，,。]{1,14}?)(?P<verb>工作|上班|实习|上学|读书|念书|读大学|"
                                   r"读研|读博|上大学|读高中|上高中)"), _workplace),
-    _Rule("job", re.compile(r"我的(?:工作|职业)是(?P<what>.{1,14})$|我(?:是)?(?:做|干|搞)(?P<w2>.{1,10}?)(?:工作)?的$"),
+    Rule("job", re.compile(r"我的(?:工作|职业)是(?P<what>.{1,14})$|我(?:是)?(?:做|干|搞)(?P<w2>.{1,10}?)(?:工作)?的$"),
           lambda m, c: _job(m, c) if m.group("what") else (
-              _fact(f"用户做{m.group('w2')}工作", FactKind.PERSONAL, 0.7, slot="job", topic=m.group("w2"))
+              make_fact(f"用户做{m.group('w2')}工作", FactKind.PERSONAL, 0.7, slot="job", topic=m.group("w2"))
               if m.group("w2") else None)),
-    _Rule("diet", re.compile(r"我(?:一直|平时|从小|现在)?(?:是)?(?:吃素|素食者|素食主义者|纯素食?者?)"), _diet),
-    _Rule("identity", re.compile(r"我(?:现在|目前|其实|本来)?是(?P<what>.{1,16})$"), _identity),
-    _Rule("favorite-likes", re.compile(r"(?P<lead>我" + _DEG + r")(?P<verb>喜欢|爱吃|爱喝|爱看|爱玩|爱听|热爱|爱上了?|迷上了?|"
+    Rule("diet", re.compile(r"我(?:一直|平时|从小|现在)?(?:是)?(?:吃素|素食者|素食主义者|纯素食?者?)"), _diet),
+    Rule("identity", re.compile(r"我(?:现在|目前|其实|本来)?是(?P<what>.{1,16})$"), _identity),
+    Rule("favorite-likes", re.compile(r"(?P<lead>我" + _DEG + r")(?P<verb>喜欢|爱吃|爱喝|爱看|爱玩|爱听|热爱|爱上了?|迷上了?|"
                                        r"钟爱|偏爱|爱)(?P<what>.{1,22})$"), _likes),
-    _Rule("dislikes", re.compile(r"我(?P<deg>" + _DEG + r")(?P<verb>不喜欢|讨厌|受不了|最烦|不爱|不太喜欢|不吃|不喝|不能吃|"
+    Rule("dislikes", re.compile(r"我(?P<deg>" + _DEG + r")(?P<verb>不喜欢|讨厌|受不了|最烦|不爱|不太喜欢|不吃|不喝|不能吃|"
                                  r"不能喝|吃不了|喝不了|怕|害怕)(?P<what>.{1,20})$"), _dislikes),
-    _Rule("has-relation", re.compile(r"我(?P<verb>有|养了|养着|还有|家有)(?P<count>" + _COUNT + r")(?P<rel>" + RELATIONS + ")"),
+    Rule("has-relation", re.compile(r"我(?P<verb>有|养了|养着|还有|家有)(?P<count>" + _COUNT + r")(?P<rel>" + RELATIONS + ")"),
           _has_relation),
-    _Rule("relation-fact", re.compile(r"(?P<own>我的?|我家)(?P<rel>" + RELATIONS + r")(?P<rest>(?:叫|名叫|名字叫|是|在|今年|也|还|"
+    Rule("relation-fact", re.compile(r"(?P<own>我的?|我家)(?P<rel>" + RELATIONS + r")(?P<rest>(?:叫|名叫|名字叫|是|在|今年|也|还|"
                                       r"住在|住|喜欢|爱|做|当|有|得了|生病|怀孕|刚|下个?月|明天|下周|特别|很|最近).{1,22})$"),
           _relation_fact),
-    _Rule("plan", re.compile(r"(?:(?P<t1>" + TIME_WORDS + r")[，,]?)?我(?:们)?(?P<t2>" + TIME_WORDS + r")?(?P<verb>打算|准备|计划|决定|"
+    Rule("plan", re.compile(r"(?:(?P<t1>" + TIME_WORDS + r")[，,]?)?我(?:们)?(?P<t2>" + TIME_WORDS + r")?(?P<verb>打算|准备|计划|决定|"
                              r"要|将要|想要|会|得|需要|正在准备|约了)(?P<rest>.{2,28})$"), _plan),
-    _Rule("state", re.compile(r"(?P<me>我)(?:最近|这几天|这阵子|这段时间|今天|现在|一直|老是|总是|又|还是)?(?:有点儿?|有些|很|好|特别|非常|超|挺|"
+    Rule("state", re.compile(r"(?P<me>我)(?:最近|这几天|这阵子|这段时间|今天|现在|一直|老是|总是|又|还是)?(?:有点儿?|有些|很|好|特别|非常|超|挺|"
                               r"太|比较|真的|经常|总|都快)?(?:感觉|觉得)?(?P<state>" + _STATES + "|" + _HEALTH + ")"),
           _state),
-    _Rule("plan-subjectless", re.compile(r"^(?P<verb>打算|准备|计划|决定)(?P<rest>.{2,24})$"),
-          lambda m, c: _fact(to_third_person(f"用户{m.group('verb')}{_TRAILING.sub('', m.group('rest'))}"), FactKind.PLAN, 0.5)),
-    _Rule("state-subjectless", re.compile(r"^(?P<me>)(?:最近|这几天|这阵子|这段时间|一直|老是|总是|经常)+(?:有点儿?|有些|很|好|特别|总是)?"
+    Rule("plan-subjectless", re.compile(r"^(?P<verb>打算|准备|计划|决定)(?P<rest>.{2,24})$"),
+          lambda m, c: make_fact(to_third_person(f"用户{m.group('verb')}{_TRAILING.sub('', m.group('rest'))}"), FactKind.PLAN, 0.5)),
+    Rule("state-subjectless", re.compile(r"^(?P<me>)(?:最近|这几天|这阵子|这段时间|一直|老是|总是|经常)+(?:有点儿?|有些|很|好|特别|总是)?"
                                           r"(?P<state>" + _STATES + "|" + _HEALTH + ")"), _state),
 )
 
@@ -338,13 +324,7 @@ _PRONOUN_NAME = re.compile(r"^(?:她|他|它)?(?:叫|名叫|的名字(?:是|叫)
 
 
 def last_relation_in(texts: list[str]) -> str | None:
-    """The family member or pet the user spoke of most recently, for 她叫… in the next message."""
-    relation = None
-    for text in texts:
-        for fact in extract_chinese(text):
-            if fact.kind is FactKind.RELATIONSHIP and fact.topic:
-                relation = fact.topic
-    return relation
+    return last_relation(extract_chinese, texts)
 
 
 _PRONOUN_SUBJECT = re.compile(r"^(?:她|他)(?=叫|是|在|今年|也|还|住|喜欢|爱|有|得了|生病|怀孕|刚|下个?月|明天|下周|最近|特别|很)"
@@ -371,7 +351,7 @@ def _generic(clause: str, subject: str) -> Fact | None:
     if len(text) > 34 or _EXCLAMATION.search(clause) or _EXCLAMATION.search(text) or _REPORTED.search(clause):
         return None
     kind = FactKind.PLAN if _TIME.search(clause) else FactKind.OTHER
-    return _fact(text, kind, 0.4)
+    return make_fact(text, kind, 0.4)
 
 
 def extract_chinese(text: str, last_relation: str | None = None) -> list[Fact]:
@@ -408,7 +388,7 @@ def extract_chinese(text: str, last_relation: str | None = None) -> list[Fact]:
                     sentence_subject = f"我的{fact.topic}"
                 elif fact.text.startswith("用户家的"):
                     sentence_subject = f"我家的{fact.topic}"
-    return _dedupe(facts)
+    return unique_facts(facts)
 
 
 _MERGED = Fact(text="merged")  # marks a clause folded into the previous fact
@@ -420,7 +400,7 @@ def _extract_clause(clause: str, last_relation: str | None, facts: list[Fact]) -
         rest = _clean_object(subject.group("rest"), 22)
         if not rest:
             return None
-        return _fact(to_third_person(f"用户的{last_relation}{rest}"), FactKind.RELATIONSHIP, 0.6, topic=last_relation)
+        return make_fact(to_third_person(f"用户的{last_relation}{rest}"), FactKind.RELATIONSHIP, 0.6, topic=last_relation)
     if _NOT_ABOUT_USER.match(clause):
         return None
     pronoun = _PRONOUN_NAME.match(clause)
@@ -430,14 +410,10 @@ def _extract_clause(clause: str, last_relation: str | None, facts: list[Fact]) -
             facts[-1].text += f"叫{name}"  # 我有个妹妹，叫小雨: one fact
             facts[-1].importance = 0.8
             return _MERGED
-        return _fact(f"用户的{last_relation}叫{name}", FactKind.RELATIONSHIP, 0.8, topic=last_relation)
-    for rule in RULES:
-        match = rule.pattern.search(clause)
-        if not match:
-            continue
-        fact = rule.build(match, clause)
-        if fact is not None:
-            return fact
+        return make_fact(f"用户的{last_relation}叫{name}", FactKind.RELATIONSHIP, 0.8, topic=last_relation)
+    fact = first_fact(RULES, clause)
+    if fact is not None:
+        return fact
     if clause.startswith("我") and not clause.startswith("我们") and not _CHAT_OPENERS.match(clause):
         return _generic(clause[1:], "我")
     return None
@@ -452,14 +428,4 @@ def _sentences_with_marks(text: str) -> list[tuple[str, bool, int]]:
         clauses = [c for c in clauses if c]
         for i, clause in enumerate(clauses):
             out.append((clause, ("？" in mark or "?" in mark) and i == len(clauses) - 1, number))
-    return out
-
-
-def _dedupe(facts: list[Fact]) -> list[Fact]:
-    seen: set[str] = set()
-    out = []
-    for fact in facts:
-        if fact.text not in seen:
-            seen.add(fact.text)
-            out.append(fact)
     return out
