@@ -12,14 +12,16 @@ import threading
 from collections.abc import Coroutine
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jiyi.core.filters import merge_scope, parse_filters
-from jiyi.core.messages import ChatMessage, check_json_value, check_text, normalize_messages, parse_time
-from jiyi.core.retrieval import SearchRequest, hybrid_search
+from jiyi.core.injection import MEMORY_HEADER
+from jiyi.core.messages import ChatMessage, check_json_value, check_text, normalize_messages, parse_chat, parse_time
+from jiyi.core.retrieval import SearchRequest
 from jiyi.embedders.base import Embedder
 from jiyi.errors import InvalidInput, NotFound
 from jiyi.llms.base import LLM
+from jiyi.read_path import ReadPath, ReadSettings, RecallRequest
 from jiyi.records import (
     Category,
     Event,
@@ -39,8 +41,13 @@ from jiyi.stores.base import MemoryStore
 from jiyi.views import history_item, memory_item, search_item, turn_item
 from jiyi.write_path import WritePath, WriteSettings
 
+if TYPE_CHECKING:
+    from jiyi.rerankers.base import Reranker
+
 T = TypeVar("T")
 DEFAULT_TOP_K = 20
+DEFAULT_CONTEXT_TOP_K = 5
+BUDGET_RANGE = (100, 20_000)  # characters of injected memory
 DEFAULT_LIST_LIMIT = 100
 MAX_LIMIT = 1000
 _UNSET: Any = object()
@@ -71,19 +78,29 @@ def _memory_type(value: str | None) -> MemoryType:
         raise InvalidInput(f"memory_type must be one of {allowed}, got {value!r}") from None
 
 
+def _check_fraction(value: Any, name: str) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1):
+        raise InvalidInput(f"{name} must be a number between 0 and 1")
+
+
 def _expiration(value: Any) -> datetime | None:
     return parse_time(value, "expiration_date")
 
 
 class AsyncMemory:
     def __init__(self, store: MemoryStore, embedder: Embedder, *, llm: LLM | None = None,
-                 config: dict[str, Any] | None = None, write_settings: WriteSettings | None = None) -> None:
-        """`llm`: the chat model that extracts facts and decides; without one jiyi's offline rules do both."""
+                 reranker: Reranker | None = None, config: dict[str, Any] | None = None,
+                 write_settings: WriteSettings | None = None, read_settings: ReadSettings | None = None) -> None:
+        """`llm`: the chat model that extracts facts, decides and rewrites weak questions; without one jiyi's offline
+        rules extract and decide. `reranker`: re-scores search candidates (optional)."""
         self.store = store
         self.embedder = embedder
         self.llm = llm
+        self.reranker = reranker
         self.config = config or {}
         self.write_path = WritePath(store, embedder, llm, write_settings or WriteSettings.from_config(self.config))
+        self.read_path = ReadPath(store, embedder, llm=llm, reranker=reranker,
+                                  settings=read_settings or ReadSettings.from_config(self.config))
         self._turns_queued: asyncio.Event | None = None  # set by async adds; a worker waits on it
         if embedder.dims:  # a remote embedder may learn its dimension only from its first answer
             store.bind_embedding(embedder.model_id, embedder.dims)
@@ -93,8 +110,9 @@ class AsyncMemory:
         """Build from a jiyi config dict or a mem0 config dict (see wiring.py)."""
         from jiyi.wiring import build_components
 
-        store, embedder, llm, normalized = build_components(config or {})
-        return cls(store, embedder, llm=llm, config=normalized)
+        components = build_components(config or {})
+        return cls(components.store, components.embedder, llm=components.llm, reranker=components.reranker,
+                   config=components.config)
 
     async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(fn, *args, **kwargs)
@@ -337,16 +355,17 @@ class AsyncMemory:
         threshold: float | None = None,
         explain: bool = False,
         show_expired: bool = False,
+        rerank: bool | None = None,
     ) -> dict[str, Any]:
-        """Hybrid search in one scope. v1 passes ids and `limit`; v2 passes ids inside `filters` and `top_k`."""
+        """Hybrid search in one scope. v1 passes ids and `limit`; v2 passes ids inside `filters` and `top_k`.
+        `explain`: each path's rank and relevance, the ranking weights and timings. `rerank=False` skips a configured
+        reranker. The memories returned count as reviewed (access_count + 1)."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be a non-empty string")
         check_text(query, "query")
         if limit is not None and top_k is not None and limit != top_k:
             raise InvalidInput("give the result count once, as limit or as top_k")
-        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)
-                                      or not 0 <= threshold <= 1):
-            raise InvalidInput("threshold must be a number between 0 and 1")
+        _check_fraction(threshold, "threshold")
         scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
         request = SearchRequest(
             query=query.strip(),
@@ -357,8 +376,64 @@ class AsyncMemory:
             include_expired=show_expired,
             explain=explain,
         )
-        hits = await self._run(hybrid_search, self.store, self.embedder, request)
-        return {"results": [search_item(hit, explain) for hit in hits]}
+        retrieval = await self.read_path.search(request, rerank=rerank)
+        results = [search_item(hit, explain) for hit in retrieval.hits]
+        if explain:
+            for item in results:
+                item["score_details"]["timings_ms"] = retrieval.timings_ms
+                item["score_details"]["candidates"] = retrieval.paths
+        return {"results": results}
+
+    async def context(
+        self,
+        messages: Any,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        filters: dict[str, Any] | None = None,
+        top_k: int = DEFAULT_CONTEXT_TOP_K,
+        budget_chars: int = 1200,
+        rewrite: bool = False,
+        rewrite_prompt: str | None = None,
+        rewritten_query: str | None = None,
+        user_name: str | None = None,
+        char_name: str | None = None,
+        context_messages: int | None = None,
+        min_relevance: float | None = None,
+        deadline: float | None = None,
+        header: str = MEMORY_HEADER,
+    ) -> dict[str, Any]:
+        """One call before each reply: find the memories that matter for the conversation in OpenAI format and
+        return `messages` with them appended to the first system message ("Relevant long-term memory:\n- …").
+
+        Query enhancement: the last user message, then the recent conversation (`context_messages` of them), then — if
+        `rewrite` — an LLM rewrite (`rewrite_prompt`, or jiyi's; `rewritten_query` if the caller rewrote it itself).
+        `deadline` (seconds) covers it all. If anything fails the messages come back unchanged, `degraded: true`."""
+        parsed = parse_chat(messages)
+        scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
+        top_k = _limit(top_k, DEFAULT_CONTEXT_TOP_K, "top_k")
+        if isinstance(budget_chars, bool) or not isinstance(budget_chars, int) or not (
+                BUDGET_RANGE[0] <= budget_chars <= BUDGET_RANGE[1]):
+            raise InvalidInput(f"budget_chars must be an integer between {BUDGET_RANGE[0]} and {BUDGET_RANGE[1]}")
+        for name, value in (("rewrite_prompt", rewrite_prompt), ("rewritten_query", rewritten_query),
+                            ("user_name", user_name), ("char_name", char_name), ("header", header)):
+            if value is not None:
+                if not isinstance(value, str):
+                    raise InvalidInput(f"{name} must be a string")
+                check_text(value, name)
+        _check_fraction(min_relevance, "min_relevance")
+        if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float)
+                                     or not 0.05 <= deadline <= 60):
+            raise InvalidInput("deadline must be a number of seconds between 0.05 and 60")
+        if context_messages is not None and (isinstance(context_messages, bool) or not isinstance(context_messages, int)
+                                             or not 0 <= context_messages <= 100):
+            raise InvalidInput("context_messages must be an integer between 0 and 100")
+        request = RecallRequest(
+            messages=parsed, scope=scope.require(), where=parse_filters(rest), top_k=top_k, rewrite=bool(rewrite),
+            rewrite_prompt=rewrite_prompt, rewritten_query=rewritten_query, user_name=user_name,
+            char_name=char_name, context_messages=context_messages, min_relevance=min_relevance, deadline=deadline)
+        return await self.read_path.context(request, messages, budget_chars=budget_chars, header=header)
 
     async def get(self, memory_id: str) -> dict[str, Any]:
         record = await self._run(self.store.get, memory_id)
@@ -390,8 +465,11 @@ class AsyncMemory:
 
     async def close(self) -> None:
         self.write_path.close()
+        self.read_path.close()
         if self.llm is not None:
             await self.llm.aclose()
+        if self.reranker is not None:
+            await self.reranker.aclose()
         await self._run(self.store.close)
 
 
@@ -415,13 +493,13 @@ class Memory:
     """Synchronous jiyi memory with mem0's method names. Each method is the AsyncMemory method of the same name."""
 
     def __init__(self, store: MemoryStore | None = None, embedder: Embedder | None = None, *,
-                 llm: LLM | None = None, config: dict[str, Any] | None = None,
+                 llm: LLM | None = None, reranker: Reranker | None = None, config: dict[str, Any] | None = None,
                  _async: AsyncMemory | None = None) -> None:
         if _async is None:
             if store is None or embedder is None:
                 _async = AsyncMemory.from_config(config or {})
             else:
-                _async = AsyncMemory(store, embedder, llm=llm, config=config)
+                _async = AsyncMemory(store, embedder, llm=llm, reranker=reranker, config=config)
         self.aio = _async
         self._loop = _LoopThread()
 
@@ -442,6 +520,9 @@ class Memory:
 
     def search(self, query: str, **kwargs: Any) -> dict[str, Any]:
         return self._loop.run(self.aio.search(query, **kwargs))
+
+    def context(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
+        return self._loop.run(self.aio.context(messages, **kwargs))
 
     def get_event(self, event_id: str) -> dict[str, Any]:
         return self._loop.run(self.aio.get_event(event_id))

@@ -199,8 +199,9 @@ class StoredMessage:
 @dataclass(slots=True)
 class SearchHit:
     record: MemoryRecord
-    score: float
+    score: float  # for ordering: relevance weighed by retention, importance and recency
     details: dict[str, Any] = field(default_factory=dict)
+    relevance: float = 0.0  # how well the memory matches the query, in [0, 1], before any weighting
 
 
 class TurnStatus(StrEnum):

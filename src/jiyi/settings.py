@@ -46,12 +46,19 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_api_key: str | None = None
     llm_timeout: float | None = None
+    reranker: str | None = Field(None, description='optional second-stage ranking: "jina:<model>", "cohere:<model>", '
+                                                  '"siliconflow:<model>", "tei", "vllm:<model>", "http:<model>" '
+                                                  '(with JIYI_RERANKER_BASE_URL), or "llm" (the configured LLM)')
+    reranker_base_url: str | None = None
+    reranker_api_key: str | None = None
     host: str = "127.0.0.1"
     port: int = 8888
     admin_api_key: str | None = Field(None, description="when set, admin routes (/configure, /reset) need it")
     api_keys: dict[str, str] = Field(
         default_factory=dict, description='user keys, JSON {"key": "user_id"}: each key may access one user only'
     )
+    cors_origins: str = Field("", description='browser origins allowed to call the API, comma-separated '
+                                              '("http://127.0.0.1:8000,https://chat.example.com"), or "*"')
     log_level: str = "info"
 
     @classmethod
@@ -64,6 +71,9 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return init_settings, env_settings
+
+    def cors_origin_list(self) -> list[str]:
+        return [origin.strip().rstrip("/") for origin in self.cors_origins.split(",") if origin.strip()]
 
     def store_url(self) -> str:
         return self.store or f"sqlite:///{self.home.expanduser() / 'memory.db'}"
@@ -88,4 +98,12 @@ class Settings(BaseSettings):
                 if value is not None:
                     llm[key] = value
             config["llm"] = {k: v for k, v in llm.items() if v is not None}
+        if self.reranker and ("reranker" in explicit or "reranker" not in config):
+            provider, _, model = self.reranker.partition(":")
+            if provider == "llm":
+                config["reranker"] = self.reranker
+            else:
+                reranker = {"provider": provider, "model": model or None, "base_url": self.reranker_base_url,
+                            "api_key": self.reranker_api_key}
+                config["reranker"] = {k: v for k, v in reranker.items() if v is not None}
         return config

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from jiyi.embedders import DEFAULT_EMBEDDER, build_embedder
 from jiyi.embedders.base import Embedder
@@ -12,6 +13,9 @@ from jiyi.llms.base import LLM
 from jiyi.settings import DEFAULT_HOME
 from jiyi.stores import build_store
 from jiyi.stores.base import MemoryStore
+
+if TYPE_CHECKING:
+    from jiyi.rerankers.base import Reranker
 
 SECRET_KEYS = ("api_key", "password", "secret", "token")
 
@@ -99,14 +103,35 @@ def normalize_config(config: dict[str, Any]) -> dict[str, Any]:
     return normalized
 
 
-def build_components(config: dict[str, Any]) -> tuple[MemoryStore, Embedder, LLM | None, dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class Components:
+    store: MemoryStore
+    embedder: Embedder
+    llm: LLM | None
+    reranker: Reranker | None
+    config: dict[str, Any]  # normalized
+
+
+def build_components(config: dict[str, Any]) -> Components:
     normalized = normalize_config(config)
     embedder_options = dict(normalized["embedder"])
     spec = embedder_options.pop("provider")
     embedder = build_embedder(spec, **embedder_options)
     llm = build_llm(normalized.get("llm"))
+    reranker = _reranker_from(normalized.get("reranker"), llm)
     store = build_store(normalized["store"])
-    return store, embedder, llm, normalized
+    return Components(store, embedder, llm, reranker, normalized)
+
+
+def _reranker_from(spec: Any, llm: LLM | None) -> Reranker | None:
+    """The "llm" reranker without an LLM of its own uses the configured one."""
+    if not spec:
+        return None
+    from jiyi.rerankers import build_reranker
+
+    uses_configured_llm = spec == "llm" or (isinstance(spec, dict) and spec.get("provider") == "llm"
+                                            and not spec.get("llm") and not (spec.get("config") or {}).get("llm"))
+    return build_reranker(spec, **({"llm": llm} if uses_configured_llm and llm is not None else {}))
 
 
 def redact(value: Any) -> Any:

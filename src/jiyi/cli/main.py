@@ -52,7 +52,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     memory = AsyncMemory.from_config(settings.to_config())
-    app = create_app(memory, admin_api_key=settings.admin_api_key, user_api_keys=settings.api_keys)
+    app = create_app(memory, admin_api_key=settings.admin_api_key, user_api_keys=settings.api_keys,
+                     cors_origins=settings.cors_origin_list())
     print(f"jiyi {redact(memory.store.url)} · embedder {memory.embedder.model_id} · "
           f"http://{settings.host}:{settings.port}/docs", file=sys.stderr)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())

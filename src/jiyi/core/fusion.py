@@ -32,10 +32,13 @@ def fuse(
     ranked: Mapping[str, Sequence[PathHit]],
     weights: Mapping[str, float] | None = None,
     k: int = RRF_K,
+    norm: float | None = None,
 ) -> list[Fused]:
-    """Fuse per-path hit lists (each sorted best first). Ties break on memory id, so input order never matters."""
+    """Fuse per-path hit lists (each sorted best first). Ties break on memory id, so input order never matters.
+    `norm` (the sum of the path weights by default) scales scores into [0, 1]; a smaller one lets some paths add to
+    a score without diluting the others'. Scores are capped at 1."""
     weights = weights or {}
-    total_weight = sum(weights.get(path, 1.0) for path in ranked) or 1.0
+    total_weight = norm or sum(weights.get(path, 1.0) for path in ranked) or 1.0
     fused: dict[str, Fused] = {}
     for path, hits in ranked.items():
         weight = weights.get(path, 1.0)
@@ -44,4 +47,6 @@ def fuse(
             relevance = min(max(hit.relevance, 0.0), 1.0)
             entry.score += weight * relevance * (k + 1) / (k + rank) / total_weight
             entry.paths[path] = {"rank": rank, "score": round(hit.raw_score, 6), "relevance": round(relevance, 6)}
+    for entry in fused.values():
+        entry.score = min(entry.score, 1.0)
     return sorted(fused.values(), key=lambda f: (-f.score, f.memory_id))

@@ -105,3 +105,27 @@ def normalize_messages(messages: Any) -> list[ChatMessage]:
             external_id=str(external_id) if external_id is not None else None,
         ))
     return out
+
+
+def parse_chat(messages: Any, max_messages: int = 500) -> list[ChatMessage]:
+    """A chat request's messages in OpenAI format, read for retrieval: like normalize_messages, but an empty or null
+    content (an assistant message that only calls tools) is allowed."""
+    if not isinstance(messages, list) or not messages:
+        raise InvalidInput("messages must be a non-empty list of {role, content} objects")
+    if len(messages) > max_messages:
+        raise InvalidInput(f"messages holds {len(messages)} messages; at most {max_messages} are accepted")
+    chat = []
+    for index, item in enumerate(messages):
+        if not isinstance(item, dict):
+            raise InvalidInput(f"messages[{index}] must be an object with role and content")
+        role = item.get("role")
+        if not isinstance(role, str) or role not in ROLES:
+            raise InvalidInput(f"messages[{index}].role must be one of {sorted(ROLES)}, got {role!r}")
+        content = item.get("content")
+        name = item.get("name")
+        chat.append(ChatMessage(
+            role=role,
+            content=check_text(_text_of(content, index), f"messages[{index}].content") if content is not None else "",
+            name=check_text(name, f"messages[{index}].name") if isinstance(name, str) and name else None,
+        ))
+    return chat

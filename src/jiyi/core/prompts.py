@@ -125,3 +125,15 @@ def decide_prompt(chinese: bool) -> str:
 
 def episode_prompt(chinese: bool) -> str:
     return EPISODE_ZH if chinese else EPISODE_EN
+
+
+# --- read path: the query rewrite (last stage of query enhancement) --------------------------------------------------
+
+REWRITE = """You turn the last message of a chat into one self-contained search query for the assistant's long-term
+memory of the user. The input is JSON: user_name, char_name, user_question, recent_conversation.
+- Resolve what the question refers to ("that", "it", "那个事情", "你还记得吗") from recent_conversation: name the
+  people, things, events and feelings it is about, and what the user wants to know.
+- Write in the language of user_question. One line, at most 40 words (or 60 Chinese characters).
+- Output only the query: no explanation, no quotes, no markdown, no prefix.
+Example: the conversation says the user could not sleep last night; the question is "你今天有什么不一样？" →
+结合最近对话：用户昨晚失眠，询问今天状态有何变化"""

@@ -1,6 +1,11 @@
-"""Hybrid recall: an exact vector search and a BM25 keyword search within the scope, fused (see fusion.py).
+"""Hybrid recall: vector, keyword and rules paths in one scope, fused (fusion.py), then weighed (ranking.py).
 
-The two recalls run one after the other in one worker thread: on a 2-core machine running them in parallel was slower
+- vector: exact cosine search over the scope, plus the scope's core and system memories, which are always eligible
+  however many other memories crowd the candidate pool;
+- keyword: BM25 over segmented text (core/text.py), searching with the informative words of the query;
+- rules: a request for a recommendation or advice brings the user's preferences and constraints (core/intent.py).
+
+The paths run one after the other in one worker thread: on a 2-core machine running them in parallel was slower
 (they share the store's lock, and a second thread competes with the embedder's own threads; bench/scale.py).
 """
 
@@ -10,18 +15,37 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 
-from jiyi.core.filters import Node
+import numpy as np
+
+from jiyi.core.filters import Logic, Node, parse_filters
 from jiyi.core.fusion import PathHit, fuse
+from jiyi.core.intent import CONSTRAINT_FILTER, CONSTRAINT_TERMS, asks_for_advice
+from jiyi.core.ranking import RankingWeights
 from jiyi.core.text import analyze_for_index, has_cjk, normalize, query_terms
 from jiyi.embedders.base import Embedder
-from jiyi.records import MemoryRecord, Scope, SearchHit
+from jiyi.records import MemoryRecord, Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore, ScoredId
 
 # A vector hit that shares nothing measurable with the query still ranks, just below every real match.
 MIN_VECTOR_RELEVANCE = 0.01
 COMMON_WORD_SHARE = 0.1
+COMMON_WORDS_MIN_STORE = 200
+CORE_FILTER: Node | None = parse_filters({"jiyi.category": {"in": ["core", "system"]}})
+MEASURED_PATHS = ("vector", "keyword")  # the paths whose relevance is measured against the query
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    ranking: RankingWeights = field(default_factory=RankingWeights)
+    # The rules path adds to a score without measuring relevance: it lifts a preference above unrelated memories,
+    # not above a memory that really matches the query.
+    path_weights: dict[str, float] = field(default_factory=lambda: {"vector": 1.0, "keyword": 1.0, "rules": 0.6})
+    rule_relevance: float = 0.5  # how relevant a preference or constraint is to a request for advice, by rule
+    rule_limit: int = 8
+    core_limit: int = 20
 
 
 def inverse_document_frequencies(frequencies: dict[str, int], total: int, terms: Sequence[str]) -> dict[str, float]:
@@ -40,8 +64,12 @@ def _indexed_words(content: str) -> frozenset[str]:
 
 
 def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: MemoryRecord) -> float:
-    """The IDF-weighted share of the query's words the memory contains: an absolute measure, unlike BM25's raw
-    score. Weighting matters: sharing "like" or "去" with a memory says little, sharing "Jesica" or "失眠" a lot."""
+    """How much the query and the memory share, IDF-weighted: an absolute measure, unlike BM25's raw score.
+    Weighting matters: sharing "like" or "去" with a memory says little, sharing "Jesica" or "失眠" a lot.
+
+    The larger of two shares: of the query's words found in the memory (a question that the memory answers), and of
+    the memory's words found in the query (a long context query that talks about the memory among other things).
+    `idf` must cover the memory's words too; an unknown word weighs 1."""
     if not terms:
         return 0.0
     text = normalize(record.content)
@@ -49,7 +77,12 @@ def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: Memor
     weights = [idf.get(t, 1.0) for t in terms]
     found = [w for t, w in zip(terms, weights, strict=True) if t in words or (has_cjk(t) and t in text)]
     # The keyword index matched at least one word, even where this check cannot see it.
-    return max(sum(found), min(weights)) / sum(weights)
+    of_query = max(sum(found), min(weights)) / sum(weights)
+    query_words = set(terms)
+    memory_weights = {w: idf.get(w, 1.0) for w in words}
+    shared = sum(weight for word, weight in memory_weights.items() if word in query_words)
+    of_memory = shared / sum(memory_weights.values()) if memory_weights else 0.0
+    return max(of_query, of_memory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +94,8 @@ class SearchRequest:
     threshold: float | None = None
     include_expired: bool = False
     explain: bool = False
+    rules: bool = True  # let a request for advice bring preferences and constraints
+    now: datetime | None = None  # for retention and recency; the present by default
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +105,39 @@ class PathResult:
     terms: tuple[str, ...] = ()
     idf: dict[str, float] = field(default_factory=dict)
     embed_ms: float = 0.0
+    query_vector: np.ndarray | None = None
 
 
-def recall_by_vector(store: MemoryStore, embedder: Embedder, request: SearchRequest, pool: int) -> PathResult:
+@dataclass(slots=True)
+class Retrieval:
+    hits: list[SearchHit]
+    timings_ms: dict[str, float]
+    paths: dict[str, int] = field(default_factory=dict)  # candidates per path
+
+
+def _and(*nodes: Node | None) -> Node | None:
+    present = tuple(n for n in nodes if n is not None)
+    if len(present) > 1:
+        return Logic("AND", present)
+    return present[0] if present else None
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000
+
+
+def recall_by_vector(store: MemoryStore, embedder: Embedder, request: SearchRequest, pool: int,
+                     core_limit: int = 0) -> PathResult:
     started = time.perf_counter()
     query_vector = embedder.embed_query(request.query)
     embedded = time.perf_counter()
     hits = store.vector_search(request.scope, query_vector, pool, request.where, request.include_expired)
-    return PathResult(hits, (time.perf_counter() - embedded) * 1000, embed_ms=(embedded - started) * 1000)
+    if core_limit and len(hits) == pool:  # a full pool may have crowded core memories out
+        core = store.vector_search(request.scope, query_vector, core_limit, _and(CORE_FILTER, request.where),
+                                   request.include_expired)
+        seen = {h.memory_id for h in hits}
+        hits = sorted(hits + [h for h in core if h.memory_id not in seen], key=lambda h: -h.score)
+    return PathResult(hits, _ms(embedded), embed_ms=(embedded - started) * 1000, query_vector=query_vector)
 
 
 def recall_by_keyword(store: MemoryStore, request: SearchRequest, pool: int) -> PathResult:
@@ -86,47 +146,95 @@ def recall_by_keyword(store: MemoryStore, request: SearchRequest, pool: int) -> 
     frequencies, total = store.document_frequencies(terms)
     # Words in a large share of all memories (去, 花, "like") cost the most to match and say the least; search with the
     # others when there are any. They still count, lightly, in keyword_relevance.
-    informative = [t for t in terms if frequencies.get(t, 0) <= COMMON_WORD_SHARE * total] or terms
+    informative = terms
+    if total >= COMMON_WORDS_MIN_STORE:  # in a small store a word in two memories is "common" and still the key one
+        informative = [t for t in terms if frequencies.get(t, 0) <= COMMON_WORD_SHARE * total] or terms
     hits = store.keyword_search(request.scope, informative, pool, request.where, request.include_expired)
     idf = inverse_document_frequencies(frequencies, total, terms)
-    return PathResult(hits, (time.perf_counter() - started) * 1000, tuple(terms), idf)
+    return PathResult(hits, _ms(started), tuple(terms), idf)
+
+
+def recall_by_rules(store: MemoryStore, request: SearchRequest, query_vector: np.ndarray | None,
+                    limit: int) -> PathResult:
+    """Preferences and constraints, for a request for advice: tagged ones nearest the query first, then memories that
+    state one in so many words (stored verbatim, without tags)."""
+    started = time.perf_counter()
+    if not request.rules or limit <= 0 or not asks_for_advice(request.query):
+        return PathResult([], 0.0)
+    hits: list[ScoredId] = []
+    if query_vector is not None:
+        hits = store.vector_search(request.scope, query_vector, limit, _and(CONSTRAINT_FILTER, request.where),
+                                   request.include_expired)
+    seen = {h.memory_id for h in hits}
+    worded = store.keyword_search(request.scope, CONSTRAINT_TERMS, limit, request.where, request.include_expired)
+    hits += [h for h in worded if h.memory_id not in seen]
+    return PathResult(hits[:limit], _ms(started))
 
 
 def candidate_pool(top_k: int) -> int:
     return max(top_k * 3, 30)
 
 
-def fuse_paths(
-    store: MemoryStore, embedder: Embedder, request: SearchRequest, vector: PathResult, keyword: PathResult
-) -> list[SearchHit]:
-    records = store.get_many([h.memory_id for h in vector.hits] + [h.memory_id for h in keyword.hits])
+def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, paths: dict[str, PathResult],
+               settings: RetrievalSettings) -> list[SearchHit]:
+    """Every candidate of every path, best first (not cut to top_k)."""
+    ids = [h.memory_id for result in paths.values() for h in result.hits]
+    records = store.get_many(list(dict.fromkeys(ids)))
     calibration = embedder.calibration
-    ranked = {
-        "vector": [PathHit(h.memory_id, h.score, max(calibration.relevance(h.score), MIN_VECTOR_RELEVANCE))
-                   for h in vector.hits if h.memory_id in records],
-        "keyword": [PathHit(h.memory_id, h.score, keyword_relevance(keyword.terms, keyword.idf, records[h.memory_id]))
-                    for h in keyword.hits if h.memory_id in records],
-    }
-    timings = {"embed_ms": round(vector.embed_ms, 3), "vector_ms": round(vector.elapsed_ms, 3),
-               "keyword_ms": round(keyword.elapsed_ms, 3)}
+    keyword = paths["keyword"]
+    # keyword_relevance weighs the memories' own words too: look up the ones the query did not bring.
+    unknown = {w for h in keyword.hits if h.memory_id in records
+               for w in _indexed_words(records[h.memory_id].content)} - set(keyword.idf)
+    idf = dict(keyword.idf)
+    if unknown:
+        frequencies, total = store.document_frequencies(sorted(unknown))
+        idf.update(inverse_document_frequencies(frequencies, total, sorted(unknown)))
+
+    def path_relevance(path: str, hit: ScoredId) -> float:
+        if path == "vector":
+            return max(calibration.relevance(hit.score), MIN_VECTOR_RELEVANCE)
+        if path == "keyword":
+            return keyword_relevance(keyword.terms, idf, records[hit.memory_id])
+        return settings.rule_relevance
+
+    ranked = {path: [PathHit(h.memory_id, h.score, path_relevance(path, h))
+                     for h in result.hits if h.memory_id in records]
+              for path, result in paths.items()}
+    # Scores are normalised by the measured paths only: a rule adds to a memory's score, never dilutes the others.
+    norm = sum(settings.path_weights.get(p, 1.0) for p in MEASURED_PATHS)
+    now = request.now or utcnow()
     hits = []
-    for fused in fuse(ranked):
-        if request.threshold is not None and fused.score < request.threshold:
-            continue
-        details = {"paths": fused.paths, "timings_ms": timings} if request.explain else {}
-        hits.append(SearchHit(records[fused.memory_id], round(fused.score, 6), details))
-        if len(hits) == request.top_k:
-            break
+    for fused in fuse(ranked, settings.path_weights, norm=norm):
+        record = records[fused.memory_id]
+        score, factors = settings.ranking.weigh(fused.score, record, now)
+        # Relevance is the fused score itself: on e5 a memory's cosine alone says little (an unrelated Chinese
+        # sentence can score 0.87), agreement between the paths says more (bench/zh_retrieval.py). A preference
+        # brought by the rules path counts as relevant to a request for advice, whatever its similarity.
+        relevance = max(fused.score, settings.rule_relevance if "rules" in fused.paths else 0.0)
+        details: dict[str, object] = {}
+        if request.explain:
+            details = {"fused": round(fused.score, 6), "paths": fused.paths,
+                       "weights": {k: round(v, 4) for k, v in factors.items()}}
+        hits.append(SearchHit(record, round(score, 6), details, round(relevance, 6)))
+    hits.sort(key=lambda h: (-h.score, h.record.id))
     return hits
 
 
-def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest) -> list[SearchHit]:
-    pool = candidate_pool(request.top_k)
-    vector = recall_by_vector(store, embedder, request, pool)
+def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest,
+                  settings: RetrievalSettings | None = None, *, pool: int | None = None) -> Retrieval:
+    """The best `request.top_k` memories above `request.threshold`. `pool`: how many candidates each path brings
+    (a reranker asks for more than it returns)."""
+    settings = settings or RetrievalSettings()
+    pool = pool or candidate_pool(request.top_k)
+    vector = recall_by_vector(store, embedder, request, pool, settings.core_limit)
     keyword = recall_by_keyword(store, request, pool)
+    rules = recall_by_rules(store, request, vector.query_vector, settings.rule_limit)
     started = time.perf_counter()
-    hits = fuse_paths(store, embedder, request, vector, keyword)
-    if request.explain:
-        for hit in hits:
-            hit.details["timings_ms"]["fuse_ms"] = round((time.perf_counter() - started) * 1000, 3)
-    return hits
+    paths = {"vector": vector, "keyword": keyword, "rules": rules}
+    ranked = fuse_paths(store, embedder, request, paths, settings)
+    if request.threshold is not None:
+        ranked = [h for h in ranked if h.score >= request.threshold]
+    timings = {"embed_ms": vector.embed_ms, "vector_ms": vector.elapsed_ms, "keyword_ms": keyword.elapsed_ms,
+               "rules_ms": rules.elapsed_ms, "fuse_ms": _ms(started)}
+    return Retrieval(ranked[: request.top_k], {k: round(v, 3) for k, v in timings.items()},
+                     {name: len(result.hits) for name, result in paths.items()})

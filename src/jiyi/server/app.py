@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
+from fastapi.middleware.cors import CORSMiddleware
 
 from jiyi import __version__
 from jiyi.jobs.extraction_worker import ExtractionWorker
@@ -28,9 +29,11 @@ def create_app(
     user_api_keys: Mapping[str, str] | None = None,
     run_worker: bool = True,
     worker_poll_interval: float = 2.0,
+    cors_origins: Sequence[str] = (),
 ) -> FastAPI:
     """`user_api_keys` maps API keys to the one user_id each may access (see server/auth.py). `run_worker`: the
-    server extracts queued turns (async adds, LLM retries) in the background; turn it off when separate workers do."""
+    server extracts queued turns (async adds, LLM retries) in the background; turn it off when separate workers do.
+    `cors_origins`: browser origins allowed to call the API directly (e.g. a SillyTavern page), "*" for any."""
     state = ServerState(memory, AccessPolicy(admin_api_key, user_api_keys))
 
     @asynccontextmanager
@@ -73,6 +76,17 @@ def create_app(
                   (time.perf_counter() - started) * 1000, request_id)
         return response
 
+    if cors_origins:
+        # Added last, so it wraps everything: preflights are answered before routing, and error responses carry
+        # the CORS headers too (a browser hides the body of a response without them).
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(cors_origins),
+            allow_methods=["GET", "POST", "PUT", "DELETE", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type", "X-API-Key", "X-Request-ID"],
+            expose_headers=["X-Request-ID"],
+            max_age=600,
+        )
     app.include_router(router)
     return app
 

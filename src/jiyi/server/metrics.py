@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -59,9 +60,28 @@ class Metrics:
             "memory_add_latency_seconds", "Add latency", registry=self.registry,
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
         )
+        self.context_latency = Histogram(
+            "memory_context_latency_seconds", "Recall and injection latency (POST /context)", registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+        )
+        self.context_stages = Counter(
+            "memory_context_stage_total", "Query-enhancement stages by outcome", ["stage", "outcome"],
+            registry=self.registry,
+        )
+        self.context_degraded = Counter(
+            "memory_context_degraded_total", "Context calls answered without memories because recall failed",
+            registry=self.registry,
+        )
         self.requests = Counter(
             "http_requests_total", "HTTP requests", ["method", "route", "status"], registry=self.registry
         )
         self.registry.register(_StoreSize(count_by_layer, store_size_max_age))
         if count_turns is not None:
             self.registry.register(_TurnQueue(count_turns))
+
+    def observe_context(self, seconds: float, result: dict[str, Any]) -> None:
+        self.context_latency.observe(seconds)
+        for stage in result["stages"]:
+            self.context_stages.labels(stage["stage"], stage["outcome"]).inc()
+        if result["degraded"]:
+            self.context_degraded.inc()

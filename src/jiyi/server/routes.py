@@ -15,7 +15,7 @@ from jiyi.errors import InvalidInput, NotFound
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy, Principal, presented_key
 from jiyi.server.metrics import Metrics
-from jiyi.server.schemas import MemoryCreate, MemoryUpdate, SearchBody
+from jiyi.server.schemas import ContextBody, MemoryCreate, MemoryUpdate, SearchBody
 from jiyi.server.state import ServerState
 from jiyi.wiring import redact
 
@@ -165,9 +165,29 @@ async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep, who: Caller) ->
     result = await m.search(
         body.query, user_id=user_id, agent_id=body.agent_id, run_id=body.run_id, filters=body.filters,
         limit=body.limit, top_k=body.top_k, threshold=body.threshold, explain=body.explain,
-        show_expired=body.show_expired,
+        show_expired=body.show_expired, rerank=body.rerank,
     )
     mx.search_latency.observe(time.perf_counter() - started)
+    return result
+
+
+@router.post("/context", tags=["memories"])
+async def context(body: ContextBody, m: MemoryDep, mx: MetricsDep, who: Caller) -> dict[str, Any]:
+    """For chat clients, before each reply: the memory block for this conversation and the messages with it
+    appended to the first system message. Query enhancement: the last user message, then the recent conversation,
+    then (with `rewrite`) an LLM rewrite. If recall fails or misses its deadline, the messages come back unchanged
+    with `degraded: true`."""
+    user_id = AccessPolicy.bind_user(who, body.user_id, body.filters)
+    _require_scope(user_id, body.agent_id, body.run_id, body.filters)
+    started = time.perf_counter()
+    result = await m.context(
+        body.messages, user_id=user_id, agent_id=body.agent_id, run_id=body.run_id, filters=body.filters,
+        top_k=body.top_k, budget_chars=body.budget_chars, rewrite=body.rewrite, rewrite_prompt=body.rewrite_prompt,
+        rewritten_query=body.rewritten_query, user_name=body.user_name, char_name=body.char_name,
+        context_messages=body.context_messages, min_relevance=body.min_relevance,
+        deadline=body.deadline_ms / 1000 if body.deadline_ms else None,
+    )
+    mx.observe_context(time.perf_counter() - started, result)
     return result
 
 

@@ -47,6 +47,7 @@ class SearchBody(_Body):
     threshold: float | None = Field(None, ge=0, le=1)
     explain: bool = False
     show_expired: bool = False
+    rerank: bool | None = Field(None, description="false: skip the configured reranker for this search")
 
 
 class MemoryUpdate(_Body):
@@ -55,3 +56,27 @@ class MemoryUpdate(_Body):
     memory: str | None = Field(None, description="also accepted as the new text")
     metadata: dict[str, Any] | None = None
     expiration_date: str | None = None
+
+
+class ContextBody(_Body):
+    """What a chat client sends before each reply. `messages` are passed through (OpenAI format) with the memory
+    block appended to the first system message."""
+
+    messages: list[dict[str, Any]] = Field(..., min_length=1, description="the chat request's messages")
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    filters: dict[str, Any] | None = None
+    top_k: int = Field(5, ge=1, le=50, description="at most this many memories are injected")
+    budget_chars: int = Field(1200, ge=100, le=20000, description="characters of memory block, header included")
+    rewrite: bool = Field(False, description="let the configured LLM rewrite a weak question when the question and "
+                                             "the context query found nothing relevant")
+    rewrite_prompt: str | None = Field(None, description="the rewrite's system prompt (jiyi's own by default)")
+    rewritten_query: str | None = Field(None, description="a rewrite made by the caller's own model, used as the "
+                                                          "third query instead of calling jiyi's LLM")
+    user_name: str | None = None
+    char_name: str | None = None
+    context_messages: int | None = Field(None, ge=0, le=100, description="recent messages in the context query")
+    min_relevance: float | None = Field(None, ge=0, le=1, description="what counts as relevant (0..1)")
+    deadline_ms: int | None = Field(None, ge=50, le=60000, description="for the whole recall; on expiry the "
+                                                                      "messages come back unchanged")

@@ -7,6 +7,13 @@
         assert llm.requests[0].body["messages"][0]["role"] == "system"
 
 Scripted replies are consumed in order; once they run out, `responder(body)` answers (by default with "{}").
+
+`POST /v1/rerank` (and `/rerank`) answers in the Cohere/Jina shape, or TEI's bare list when the request sends TEI's
+"texts". Scores come from `script_rerank(...)` first, then `rerank_responder(body)`, by default the share of the
+query's words (CJK: character bigrams) each document contains, so relevance ordering is real:
+
+    llm.script_rerank([0.1, 0.9], Reply(status=503), Reply(raw_body='[{"index": 0, "score": 0.5}]'))
+
 From the command line it serves one fixed reply, e.g. an LLM that takes two seconds for benchmarks:
 
     python -m jiyi.testing.fake_openai --port 8000 --reply '{"facts": []}' --delay 2
@@ -31,6 +38,8 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
+from jiyi.rerankers.overlap import overlap_score
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -53,6 +62,10 @@ class LoggedRequest:
 
 
 Responder = Callable[[dict[str, Any]], Reply | str]
+# The scores of a rerank answer, one per document, or a Reply (an error, a raw body; a plain 200 Reply adds its delay
+# and headers to the default overlap scores).
+RerankResponder = Callable[[dict[str, Any]], Sequence[float] | Reply]
+RERANK_PATHS = ("/v1/rerank", "/rerank")
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                 404: "not_found_error", 429: "rate_limit_error"}
@@ -60,6 +73,21 @@ _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: 
 
 def _default_responder(body: dict[str, Any]) -> Reply | str:
     return "{}"
+
+
+def _rerank_documents(body: dict[str, Any]) -> list[str] | None:
+    """The documents of a Cohere/Jina request ("documents": strings or {"text": ...}) or a TEI one ("texts")."""
+    documents = body.get("documents", body.get("texts"))
+    if not isinstance(documents, list):
+        return None
+    texts = [d.get("text") if isinstance(d, dict) else d for d in documents]
+    return [t for t in texts if isinstance(t, str)] if all(isinstance(t, str) for t in texts) else None
+
+
+def default_rerank_responder(body: dict[str, Any]) -> list[float]:
+    """The share of the query's terms in each document (jiyi.rerankers.overlap): deterministic, really ordered."""
+    query, documents = body.get("query"), _rerank_documents(body) or []
+    return [overlap_score(query, d) for d in documents] if isinstance(query, str) else [0.0] * len(documents)
 
 
 def _count_tokens(text: str | None) -> int:
@@ -74,7 +102,8 @@ def _prompt_tokens(messages: Any) -> int:
 
 
 class FakeOpenAI:
-    """`POST /v1/chat/completions` and `GET /v1/models`, on a uvicorn server of its own thread."""
+    """`POST /v1/chat/completions`, `POST /v1/rerank` and `GET /v1/models`, on a uvicorn server of its own
+    thread."""
 
     def __init__(
         self,
@@ -83,8 +112,11 @@ class FakeOpenAI:
         host: str = "127.0.0.1",
         port: int = 0,
         model: str = "fake-model",
+        rerank_responder: RerankResponder | None = None,
     ) -> None:
         self.responder = self._initial_responder = responder or _default_responder
+        self.rerank_responder = self._initial_rerank_responder = rerank_responder or default_rerank_responder
+        self._rerank_queue: deque[Reply | list[float]] = deque()
         self.host = host
         self.model = model
         self._requested_port = port
@@ -106,6 +138,12 @@ class FakeOpenAI:
             self._queue.extend(Reply(content=r) if isinstance(r, str) else r for r in replies)
         return self
 
+    def script_rerank(self, *replies: Reply | Sequence[float]) -> FakeOpenAI:
+        """Queue answers for the next rerank requests, in order: the scores, one per document, or a Reply."""
+        with self._lock:
+            self._rerank_queue.extend(r if isinstance(r, Reply) else [float(s) for s in r] for r in replies)
+        return self
+
     @property
     def requests(self) -> list[LoggedRequest]:
         """A snapshot of every request received so far, oldest first."""
@@ -117,6 +155,11 @@ class FakeOpenAI:
         """The logged `POST /v1/chat/completions` requests only."""
         return [r for r in self.requests if r.path == "/v1/chat/completions"]
 
+    @property
+    def rerank_requests(self) -> list[LoggedRequest]:
+        """The logged `POST /v1/rerank` and `POST /rerank` requests only."""
+        return [r for r in self.requests if r.path in RERANK_PATHS]
+
     def reset(self) -> None:
         """Forget logged requests and unconsumed scripted replies, and restore the responder given at construction;
         lets one server, started once per test module, serve each test from a clean state."""
@@ -124,6 +167,8 @@ class FakeOpenAI:
             self._requests.clear()
             self._queue.clear()
             self.responder = self._initial_responder
+            self._rerank_queue.clear()
+            self.rerank_responder = self._initial_rerank_responder
 
     @property
     def base_url(self) -> str:
@@ -214,6 +259,20 @@ class FakeOpenAI:
                 await self._sleep(reply.delay)
             return self._render(reply, body)
 
+        async def rerank(request: Request) -> Response:
+            body = await self._log(request)
+            if body is None:
+                return _error_response(400, "the request body is not a JSON object")
+            reply, scores = self._next_rerank_answer(body)
+            if reply.delay > 0:
+                await self._sleep(reply.delay)
+            if scores is None:
+                return self._render(reply, body)
+            return self._render_rerank(scores, body, reply.headers)
+
+        for path in RERANK_PATHS:
+            app.post(path)(rerank)
+
         @app.get("/v1/models")
         async def models(request: Request) -> Response:
             await self._log(request)
@@ -249,6 +308,43 @@ class FakeOpenAI:
                 return self._queue.popleft()
         answer = self.responder(body)
         return Reply(content=answer) if isinstance(answer, str) else answer
+
+    def _next_rerank_answer(self, body: dict[str, Any]) -> tuple[Reply, list[float] | None]:
+        """The reply whose delay, headers, status or raw body apply, and the scores when it answers with scores."""
+        with self._lock:
+            queued = self._rerank_queue.popleft() if self._rerank_queue else None
+        answer = self.rerank_responder(body) if queued is None else queued
+        if not isinstance(answer, Reply):
+            return Reply(), [float(s) for s in answer]
+        if answer.raw_body is not None or answer.status != 200:
+            return answer, None
+        # A plain 200 Reply: the usual scores, with its delay and headers.
+        usual = self.rerank_responder(body) if queued is not None else answer
+        return answer, [float(s) for s in (default_rerank_responder(body) if isinstance(usual, Reply) else usual)]
+
+    def _render_rerank(self, scores: list[float], body: dict[str, Any], headers: dict[str, str] | None) -> Response:
+        documents = _rerank_documents(body)
+        if not isinstance(body.get("query"), str) or documents is None:
+            field = "texts" if "texts" in body else "documents"
+            return _error_response(422, f"query (a string) and {field} (a list of strings) are required")
+        ranked = sorted(enumerate(scores), key=lambda item: (-item[1], item[0]))
+        top_n = body.get("top_n")
+        if isinstance(top_n, int) and not isinstance(top_n, bool) and top_n >= 0:
+            ranked = ranked[:top_n]
+        tei = "documents" not in body  # TEI answers a bare list with "score", and the text only when asked
+        results: list[dict[str, Any]] = []
+        for i, score in ranked:
+            item: dict[str, Any] = {"index": i, "score" if tei else "relevance_score": score}
+            if i < len(documents) and body.get("return_text" if tei else "return_documents"):
+                item["text" if tei else "document"] = documents[i] if tei else {"text": documents[i]}
+            results.append(item)
+        if tei:
+            return JSONResponse(results, headers=headers)
+        model = body.get("model")
+        tokens = _count_tokens(body.get("query")) + sum(_count_tokens(d) for d in documents)
+        return JSONResponse({"id": f"rerank-{uuid.uuid4().hex[:24]}", "model": model if isinstance(model, str)
+                             else self.model, "results": results, "usage": {"total_tokens": tokens}},
+                            headers=headers)
 
     async def _sleep(self, seconds: float) -> None:
         if self._closing is None:

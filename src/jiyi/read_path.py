@@ -1,0 +1,312 @@
+"""The read path: search (hybrid recall, optional rerank, access refresh) and recall for a chat turn.
+
+`recall` finds the memories that matter for the next reply with a chain of queries, cheapest first
+(sillytavern-memory-write-and-retrieval.md §4):
+  1. "question" — the last user message;
+  2. "context"  — the recent conversation plus "User question: …" (≤ 1200 characters), for weak questions whose
+                  subject was said earlier ("你今天有什么不一样？" after "我昨晚失眠了");
+  3. "rewrite"  — when the caller turned it on: an LLM rewrites the question into one self-contained query.
+A stage "hits" when a memory is relevant enough (SearchHit.relevance ≥ min_relevance), not merely when something comes
+back: a weak question always finds *something* vaguely similar. One deadline covers the whole chain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from jiyi.core.filters import Node
+from jiyi.core.injection import DEFAULT_BUDGET_CHARS, MEMORY_HEADER, inject, memory_block
+from jiyi.core.messages import ChatMessage
+from jiyi.core.prompts import REWRITE
+from jiyi.core.query_enhancement import (
+    CONTEXT_QUERY_MAX_CHARS,
+    clean_rewrite,
+    context_query,
+    last_user_message,
+    recent_conversation,
+    rewrite_input,
+)
+from jiyi.core.ranking import RankingWeights
+from jiyi.core.retrieval import Retrieval, RetrievalSettings, SearchRequest, candidate_pool, hybrid_search
+from jiyi.embedders.base import Embedder
+from jiyi.errors import BackendUnavailable
+from jiyi.llms.base import LLM, LLMError, LLMTimeout
+from jiyi.records import Scope, SearchHit, utcnow
+from jiyi.stores.base import MemoryStore
+
+if TYPE_CHECKING:
+    from jiyi.rerankers.base import Reranker
+
+log = logging.getLogger("jiyi.read")
+
+
+class DeadlineExceeded(BackendUnavailable):
+    """The recall did not finish within its deadline."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadSettings:
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    min_relevance: float = 0.5  # what counts as "relevant" for the recall chain and for injection
+    context_messages: int = 6  # messages before the question that make the context query
+    context_max_chars: int = CONTEXT_QUERY_MAX_CHARS
+    rewrite_timeout: float = 2.5  # seconds
+    deadline: float = 3.0  # seconds, for a whole recall
+    rerank_candidates: int = 30  # how many fused candidates a reranker re-scores
+    rerank_timeout: float = 2.0
+    refresh_access: bool = True  # returned memories count as reviewed (access_count + 1, last_accessed_at)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> ReadSettings:
+        """From config["retrieval"]: any field above, plus ranking weights (retention, importance, recency),
+        rule_relevance, rule_limit and core_limit."""
+        section = dict(config.get("retrieval") or {})
+        ranking_fields = {k: section.pop(k) for k in ("retention", "importance", "recency") if k in section}
+        retrieval_fields = {k: section.pop(k) for k in ("rule_relevance", "rule_limit", "core_limit") if k in section}
+        unknown = set(section) - set(cls.__dataclass_fields__) - {"retrieval"}
+        if unknown:
+            from jiyi.errors import ConfigError
+
+            raise ConfigError(f"unknown retrieval settings: {sorted(unknown)}")
+        retrieval = RetrievalSettings(ranking=RankingWeights(**ranking_fields), **retrieval_fields)
+        return cls(retrieval=retrieval, **section)
+
+
+@dataclass(slots=True)
+class Stage:
+    name: str  # question | context | rewrite
+    outcome: str  # hit | miss | skipped | error | timeout
+    query: str = ""
+    best_relevance: float = 0.0
+    found: int = 0  # memories at or above min_relevance
+    elapsed_ms: float = 0.0
+    detail: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        item = {"stage": self.name, "outcome": self.outcome, "query": self.query,
+                "best_relevance": round(self.best_relevance, 4), "found": self.found,
+                "elapsed_ms": round(self.elapsed_ms, 2)}
+        if self.detail:
+            item["detail"] = self.detail
+        return item
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRequest:
+    messages: Sequence[ChatMessage]
+    scope: Scope
+    where: Node | None = None
+    top_k: int = 5
+    rewrite: bool = False
+    rewrite_prompt: str | None = None
+    rewritten_query: str | None = None  # a rewrite the caller made with its own model: used instead of the LLM
+    user_name: str | None = None
+    char_name: str | None = None
+    context_messages: int | None = None
+    min_relevance: float | None = None
+    deadline: float | None = None  # seconds
+
+
+@dataclass(slots=True)
+class Recall:
+    hits: list[SearchHit]
+    stages: list[Stage]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class ReadPath:
+    def __init__(self, store: MemoryStore, embedder: Embedder, *, llm: LLM | None = None,
+                 reranker: Reranker | None = None, settings: ReadSettings | None = None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.llm = llm
+        self.reranker = reranker
+        self.settings = settings or ReadSettings()
+        # Searches get threads of their own: a reply must never wait behind the write path's batch of embeddings.
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jiyi-read")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _io(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    # --- search -----------------------------------------------------------------------------------------------
+
+    async def search(self, request: SearchRequest, *, rerank: bool | None = None, refresh: bool = True,
+                     timeout: float | None = None) -> Retrieval:
+        """Hybrid search, reranked when a reranker is configured (and `rerank` is not False). With `refresh` the
+        memories returned count as reviewed. `timeout` bounds the whole call (DeadlineExceeded)."""
+        started = time.perf_counter()
+        try:
+            return await asyncio.wait_for(self._search(request, rerank, refresh, started), timeout)
+        except TimeoutError:
+            raise DeadlineExceeded(f"search did not finish within {timeout:.2f} s") from None
+
+    async def refresh(self, memory_ids: Sequence[str]) -> None:
+        """Count these memories as reviewed: returned to a caller (the forgetting curve's review effect)."""
+        if self.settings.refresh_access and memory_ids:
+            await self._io(self.store.record_access, list(memory_ids), utcnow())
+
+    async def _search(self, request: SearchRequest, rerank: bool | None, refresh: bool,
+                      started: float) -> Retrieval:
+        use_reranker = self.reranker is not None and rerank is not False
+        if use_reranker:
+            wide = replace(request, top_k=max(self.settings.rerank_candidates, request.top_k), threshold=None)
+            retrieval = await self._io(self._hybrid, wide, candidate_pool(wide.top_k))
+            retrieval = await self._rerank(request, retrieval)
+        else:
+            retrieval = await self._io(self._hybrid, request, None)
+        if refresh:
+            await self.refresh([h.record.id for h in retrieval.hits])
+        retrieval.timings_ms["total_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return retrieval
+
+    def _hybrid(self, request: SearchRequest, pool: int | None) -> Retrieval:
+        return hybrid_search(self.store, self.embedder, request, self.settings.retrieval, pool=pool)
+
+    async def _rerank(self, request: SearchRequest, retrieval: Retrieval) -> Retrieval:
+        """Re-score the fused candidates with the reranker; if it fails, the fused order stands (cut to top_k)."""
+        assert self.reranker is not None
+        started = time.perf_counter()
+        hits = retrieval.hits
+        try:
+            scores = await self.reranker.rerank(request.query, [h.record.content for h in hits],
+                                                timeout=self.settings.rerank_timeout)
+        except (BackendUnavailable, TimeoutError) as exc:
+            log.warning("rerank failed (%s); keeping the fused order", type(exc).__name__)
+            retrieval.timings_ms["rerank_failed"] = 1.0
+            kept = [h for h in hits if request.threshold is None or h.score >= request.threshold]
+            return Retrieval(kept[: request.top_k], retrieval.timings_ms, retrieval.paths)
+        now = request.now or utcnow()
+        reranked = []
+        for hit, score in zip(hits, scores, strict=True):
+            weighed, _ = self.settings.retrieval.ranking.weigh(score, hit.record, now)
+            if request.threshold is not None and weighed < request.threshold:
+                continue
+            details = {**hit.details, "rerank": round(score, 6), "fused_score": hit.score} if request.explain else {}
+            reranked.append(SearchHit(hit.record, round(weighed, 6), details, round(score, 6)))
+        reranked.sort(key=lambda h: (-h.score, h.record.id))
+        retrieval.timings_ms["rerank_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return Retrieval(reranked[: request.top_k], retrieval.timings_ms, retrieval.paths)
+
+    # --- recall for a chat turn -------------------------------------------------------------------------------
+
+    async def recall(self, request: RecallRequest, stages: list[Stage] | None = None) -> Recall:
+        """The relevant memories for the next reply (empty when nothing is relevant) and what each stage did (also
+        appended to `stages` as they finish). Raises DeadlineExceeded, or the store's / embedder's error, when the
+        search itself cannot be done."""
+        settings = self.settings
+        deadline = time.monotonic() + (request.deadline or settings.deadline)
+        min_relevance = settings.min_relevance if request.min_relevance is None else request.min_relevance
+        stages = [] if stages is None else stages
+        index = last_user_message(request.messages)
+        if index is None:
+            stages.append(Stage("question", "skipped", detail="no user message"))
+            return Recall([], stages)
+        question = " ".join(request.messages[index].content.split())
+        count = settings.context_messages if request.context_messages is None else request.context_messages
+        recent = recent_conversation(request.messages, index, count)
+
+        async def attempt(name: str, query: str, spent_ms: float = 0.0, detail: str | None = None) -> list[SearchHit]:
+            started = time.perf_counter()
+            search = SearchRequest(query, request.scope, top_k=request.top_k, where=request.where)
+            retrieval = await self.search(search, refresh=False, timeout=max(deadline - time.monotonic(), 0.001))
+            relevant = [h for h in retrieval.hits if h.relevance >= min_relevance]
+            best = max((h.relevance for h in retrieval.hits), default=0.0)
+            stages.append(Stage(name, "hit" if relevant else "miss", query, best, len(relevant),
+                                spent_ms + (time.perf_counter() - started) * 1000, detail))
+            return relevant
+
+        if found := await attempt("question", question):
+            return Recall(found, stages)
+        if not recent:
+            stages.append(Stage("context", "skipped", detail="no earlier messages"))
+        elif found := await attempt("context", context_query(recent, question, settings.context_max_chars)):
+            return Recall(found, stages)
+        rewritten = await self._rewrite(request, question, recent, deadline, stages)
+        if rewritten is not None and (found := await attempt("rewrite", *rewritten)):
+            return Recall(found, stages)
+        return Recall([], stages)
+
+    async def _rewrite(self, request: RecallRequest, question: str, recent: list[ChatMessage], deadline: float,
+                       stages: list[Stage]) -> tuple[str, float, str] | None:
+        """(the rewritten query, the time it took in ms, who wrote it), or None with the reason in a skipped / error /
+        timeout stage."""
+        def give_up(outcome: str, detail: str, started: float | None = None) -> None:
+            elapsed = (time.perf_counter() - started) * 1000 if started else 0.0
+            stages.append(Stage("rewrite", outcome, elapsed_ms=elapsed, detail=detail))
+
+        if not request.rewrite:
+            give_up("skipped", "rewrite is off")
+            return None
+        if request.rewritten_query and request.rewritten_query.strip():
+            return " ".join(request.rewritten_query.split()), 0.0, "rewritten by the caller"
+        if self.llm is None:
+            give_up("skipped", "no LLM is configured")
+            return None
+        # Leave the rewritten query time to be searched: a rewrite that eats the whole deadline is wasted.
+        budget = min(self.settings.rewrite_timeout, deadline - time.monotonic() - 0.25)
+        if budget <= 0.1:
+            give_up("skipped", "no time left before the deadline")
+            return None
+        prompt = request.rewrite_prompt or REWRITE
+        payload = rewrite_input(question, recent, request.user_name, request.char_name, self.settings.context_max_chars)
+        started = time.perf_counter()
+        try:
+            answer = await asyncio.wait_for(
+                self.llm.complete([{"role": "system", "content": prompt}, {"role": "user", "content": payload}],
+                                  json_mode=False, max_tokens=120, temperature=0.0, timeout=budget),
+                budget + 0.05)
+        except (TimeoutError, LLMError) as exc:
+            timed_out = isinstance(exc, TimeoutError | LLMTimeout)
+            give_up("timeout" if timed_out else "error", f"{type(exc).__name__}: {exc}"[:200], started)
+            return None
+        rewritten = clean_rewrite(answer)
+        if rewritten is None:
+            give_up("error", "the LLM's rewrite was empty", started)
+            return None
+        return rewritten, (time.perf_counter() - started) * 1000, f"rewritten by {self.llm.model_id}"
+
+    async def context(self, request: RecallRequest, messages: Sequence[dict[str, Any]], *,
+                      budget_chars: int = DEFAULT_BUDGET_CHARS, header: str = MEMORY_HEADER) -> dict[str, Any]:
+        """Recall for the next reply and inject the memories into `messages` (see core/injection.py). Never raises for
+        a failing backend or a missed deadline: the messages then come back unchanged with `degraded: true`."""
+        started = time.perf_counter()
+        stages: list[Stage] = []
+        try:
+            recall = await self.recall(request, stages)
+        except Exception as exc:  # silent degradation: the reply goes ahead without long-term memory
+            if isinstance(exc, BackendUnavailable):
+                log.warning("recall failed, answering without memories: %s", exc)
+            else:
+                log.exception("recall failed, answering without memories")
+            return {"messages": inject(messages, ""), "memory_block": "", "memories": [],
+                    "stages": [s.as_dict() for s in stages], "degraded": True,
+                    "error": f"{type(exc).__name__}: {exc}"[:300], "elapsed_ms": _elapsed_ms(started)}
+        block, used = memory_block([h.record.content for h in recall.hits], budget_chars, header)
+        injected = [recall.hits[i] for i in used]
+        try:
+            await self.refresh([h.record.id for h in injected])
+        except Exception:  # a missed review is not worth a reply without memories
+            log.warning("could not record access to injected memories", exc_info=True)
+        return {
+            "messages": inject(messages, block),
+            "memory_block": block,
+            "memories": [{"id": h.record.id, "memory": h.record.content, "score": h.score, "relevance": h.relevance,
+                          "category": h.record.category.value} for h in injected],
+            "stages": [s.as_dict() for s in recall.stages],
+            "degraded": False,
+            "error": None,
+            "elapsed_ms": _elapsed_ms(started),
+        }
+
+
+def _elapsed_ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)

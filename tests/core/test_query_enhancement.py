@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jiyi.core.injection import MEMORY_HEADER, inject, memory_block
+from jiyi.core.intent import asks_for_advice
+from jiyi.core.messages import ChatMessage
+from jiyi.core.query_enhancement import (
+    QUESTION_LABEL,
+    clean_rewrite,
+    context_query,
+    last_user_message,
+    recent_conversation,
+    rewrite_input,
+)
+
+CHAT = [
+    ChatMessage("system", "你是小林"),
+    ChatMessage("user", "我昨晚失眠了，到三点才睡着"),
+    ChatMessage("assistant", "啊，那你今天一定很累吧"),
+    ChatMessage("user", "你今天有什么不一样？"),
+]
+
+
+def test_context_query_holds_the_recent_messages_then_the_question() -> None:
+    index = last_user_message(CHAT)
+    assert index == 3
+    recent = recent_conversation(CHAT, index, 6)
+    assert [m.role for m in recent] == ["user", "assistant"]  # the system prompt is not conversation
+    query = context_query(recent, CHAT[index].content)
+    assert query == ("user: 我昨晚失眠了，到三点才睡着\nassistant: 啊，那你今天一定很累吧\n"
+                     "User question: 你今天有什么不一样？")
+
+
+def test_context_query_drops_the_oldest_lines_first_and_stays_within_the_cap() -> None:
+    recent = [ChatMessage("user" if i % 2 else "assistant", f"message {i} " + "x" * 200) for i in range(20)]
+    query = context_query(recent, "what about it?", max_chars=1200)
+    assert len(query) <= 1200
+    assert query.endswith(QUESTION_LABEL + "what about it?")
+    assert "message 19" in query and "message 0 " not in query
+    long_question = "为什么" * 600
+    assert len(context_query(recent, long_question, 1200)) == 1200
+
+
+def test_context_keeps_the_end_of_a_single_overlong_message() -> None:
+    query = context_query([ChatMessage("user", "开头" + "很长" * 800 + "失眠")], "后来呢？", 300)
+    assert len(query) <= 300 and "失眠" in query and query.endswith("User question: 后来呢？")
+
+
+def test_no_user_message_means_nothing_to_search_for() -> None:
+    assert last_user_message([ChatMessage("system", "hi"), ChatMessage("assistant", "hello")]) is None
+    assert last_user_message([ChatMessage("user", "   ")]) is None
+
+
+def test_rewrite_input_is_the_seed_contract() -> None:
+    payload = json.loads(rewrite_input("你今天有什么不一样？", list(CHAT[1:3]), "小雨", "小林"))
+    assert set(payload) == {"user_name", "char_name", "user_question", "recent_conversation"}
+    assert payload["user_name"] == "小雨" and payload["char_name"] == "小林"
+    assert "失眠" in payload["recent_conversation"] and "User question" not in payload["recent_conversation"]
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ("结合最近对话：用户昨晚失眠，询问今天状态有何变化", "结合最近对话：用户昨晚失眠，询问今天状态有何变化"),
+    ("\"user's insomnia last night\"", "user's insomnia last night"),
+    ("Query: user's insomnia last night\nI rewrote it because...", "user's insomnia last night"),
+    ("```\n用户昨晚失眠\n```", "用户昨晚失眠"),
+    ("<think>they mean sleep</think>\n**用户昨晚失眠**", "用户昨晚失眠"),
+    ("改写：「用户的狗豆豆」", "用户的狗豆豆"),
+    ("- 1. user's dog", "1. user's dog"),
+    ("   \n\n", None),
+])
+def test_rewrite_output_is_cleaned_to_one_line(answer: str, expected: str | None) -> None:
+    assert clean_rewrite(answer) == expected
+
+
+@pytest.mark.parametrize("query", ["晚饭推荐什么？", "今晚吃啥", "周末去哪玩比较好", "送女朋友什么礼物好", "失眠怎么办",
+                                   "Can you recommend a restaurant?", "What should I cook tonight?",
+                                   "any ideas for a birthday gift?"])
+def test_requests_for_advice_are_recognised(query: str) -> None:
+    assert asks_for_advice(query)
+
+
+@pytest.mark.parametrize("query", ["你今天有什么不一样？", "我妹妹叫什么来着", "When did I move to Shanghai?",
+                                   "哈哈好的"])
+def test_other_questions_are_not_requests_for_advice(query: str) -> None:
+    assert not asks_for_advice(query)
+
+
+def test_memory_block_keeps_the_order_and_the_budget() -> None:
+    memories = ["用户对海鲜过敏", "x" * 2000, "用户不吃香菜", "用户喜欢川菜"]
+    block, used = memory_block(memories, budget_chars=60)
+    assert block.startswith(MEMORY_HEADER + "\n- 用户对海鲜过敏\n- 用户不吃香菜")
+    assert used[:2] == [0, 2] and 1 not in used
+    assert len(block) <= 60
+    assert memory_block([], 800) == ("", [])
+    assert memory_block(["y" * 900], 800) == ("", [])
+
+
+def test_injection_appends_to_the_first_system_message_and_never_mutates_the_input() -> None:
+    messages = [{"role": "system", "content": "你是小林。"}, {"role": "user", "content": "晚饭推荐什么？"},
+                {"role": "system", "content": "second"}]
+    result = inject(messages, "Relevant long-term memory:\n- 用户对海鲜过敏")
+    assert result[0]["content"] == "你是小林。\n\nRelevant long-term memory:\n- 用户对海鲜过敏"
+    assert result[2]["content"] == "second"
+    assert messages[0]["content"] == "你是小林。"  # the caller's list is untouched
+    assert inject(messages, "") == messages
+
+
+def test_injection_inserts_a_system_message_when_there_is_none_and_handles_content_parts() -> None:
+    block = "Relevant long-term memory:\n- likes tea"
+    assert inject([{"role": "user", "content": "hi"}], block) == [
+        {"role": "system", "content": block}, {"role": "user", "content": "hi"}]
+    parts = inject([{"role": "system", "content": [{"type": "text", "text": "Be kind."}]}], block)
+    assert parts[0]["content"] == [{"type": "text", "text": "Be kind."}, {"type": "text", "text": block}]
