@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from jiyi.core.filters import merge_scope, parse_filters
 from jiyi.core.injection import MEMORY_HEADER
-from jiyi.core.messages import ChatMessage, check_json_value, check_text, normalize_messages, parse_chat, parse_time
+from jiyi.core.messages import (
+    ChatMessage,
+    check_json_value,
+    check_text,
+    in_conversation,
+    normalize_messages,
+    parse_chat,
+    parse_time,
+)
 from jiyi.core.retrieval import SearchRequest
 from jiyi.embedders.base import Embedder
 from jiyi.errors import InvalidInput, NotFound
@@ -146,7 +154,8 @@ class AsyncMemory:
         NONE, every change in history). `async_mode=True` answers as soon as the turn is stored, with an `event_id` to
         poll (`get_event`); a worker (the server runs one) does the rest. `injected_memory_ids`: the memories the
         assistant was given for this reply; those that shaped it gain importance (BOOST).
-        infer=False: every non-system message becomes a memory as it is, as in mem0."""
+        infer=False: every non-system message becomes a memory as it is, as in mem0; its vector is made from the
+        message with the one said just before it in the conversation (see core.messages.in_conversation)."""
         scope, _ = merge_scope(Scope(user_id, agent_id, run_id), filters)
         scope.require()
         if metadata is not None and not isinstance(metadata, dict):
@@ -226,11 +235,14 @@ class AsyncMemory:
                  expires: datetime | None, kind: MemoryType) -> dict[str, Any]:
         now = utcnow()
         stored = self._stored_messages(parsed, scope, metadata, turn_time, now)
+        earlier = self.store.list_messages(scope, limit=1)  # before this turn's messages are stored
         self.store.add_messages(stored)
         records = []
-        for message, raw in zip(parsed, stored, strict=True):
+        embed_texts = []
+        for message, raw, text in zip(parsed, stored, in_conversation(earlier + stored)[len(earlier):], strict=True):
             if message.role == "system" or not message.content.strip():
                 continue
+            embed_texts.append(text)
             records.append(MemoryRecord(
                 content=message.content.strip(),
                 scope=scope,
@@ -248,7 +260,7 @@ class AsyncMemory:
             ))
         if not records:
             return {"results": []}
-        vectors = self.embedder.embed_documents([r.content for r in records])
+        vectors = self.embedder.embed_documents(embed_texts)
         self._bind_learnt_dims()
         history = [HistoryEvent(r.id, Event.ADD, None, r.content, created_at=now, actor_id=r.actor_id, role=r.role)
                    for r in records]

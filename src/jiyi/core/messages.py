@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from jiyi.errors import InvalidInput
+from jiyi.records import StoredMessage
 
 ROLES = frozenset({"user", "assistant", "system", "tool", "function", "developer"})
 
@@ -129,3 +131,26 @@ def parse_chat(messages: Any, max_messages: int = 500) -> list[ChatMessage]:
             name=check_text(name, f"messages[{index}].name") if isinstance(name, str) and name else None,
         ))
     return chat
+
+
+CONVERSATION_GAP = timedelta(minutes=30)
+PRECEDING_MAX_CHARS = 300
+
+
+def in_conversation(messages: Sequence[StoredMessage], gap: timedelta = CONVERSATION_GAP) -> list[str]:
+    """For each message, the text its vector is made from: the message, preceded by the one said just before it when
+    that one belongs to the same conversation (same scope, at most `gap` earlier, not a system message).
+
+    A reply such as "Yes, it was amazing!" or "是啊，超好吃" means nothing alone; with the question before it, its
+    vector finds it. Memories stored one at a time, far apart in time, keep vectors of their own text only."""
+    texts = []
+    for index, message in enumerate(messages):
+        before = messages[index - 1] if index else None
+        if (before is not None and before.role != "system" and before.content.strip()
+                and before.scope == message.scope
+                and timedelta(0) <= message.created_at - before.created_at <= gap):
+            preceding = " ".join(before.content.split())[-PRECEDING_MAX_CHARS:]
+            texts.append(f"{preceding}\n{message.content.strip()}")
+        else:
+            texts.append(message.content.strip())
+    return texts

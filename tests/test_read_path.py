@@ -1,0 +1,309 @@
+"""The read path through the library: recall paths, weighting, reranking (against the fake /rerank server over real
+HTTP), access refresh, the query-enhancement chain's failure modes and silent degradation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from jiyi import AsyncMemory, Memory, build_embedder, build_store
+from jiyi.core.messages import in_conversation
+from jiyi.errors import BackendUnavailable, InvalidInput
+from jiyi.llms.base import LLMTimeout
+from jiyi.llms.scripted import ScriptedLLM
+from jiyi.read_path import ReadSettings
+from jiyi.records import Category, Layer, MemoryRecord, Scope, StoredMessage, utcnow
+from jiyi.rerankers.http import HttpReranker
+from jiyi.testing.fake_openai import FakeOpenAI, Reply
+
+
+@pytest.fixture(scope="module")
+def fake_server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake(fake_server: FakeOpenAI) -> FakeOpenAI:
+    fake_server.reset()
+    return fake_server
+
+
+def memory_at(tmp_path: Path, embedder: str = "hashing", **options: Any) -> Memory:
+    return Memory(_async=AsyncMemory(build_store(f"sqlite:///{tmp_path / 'read.db'}"), build_embedder(embedder),
+                                     **options))
+
+
+def add_raw(memory: Memory, texts: list[str], user_id: str = "u") -> list[str]:
+    return [memory.add(t, user_id=user_id, infer=False)["results"][0]["id"] for t in texts]
+
+
+# --- recall paths ----------------------------------------------------------------------------------------------
+
+
+def test_a_request_for_advice_brings_preferences_and_constraints(tmp_path: Path) -> None:
+    with memory_at(tmp_path, "e5") as memory:
+        for text in ["我海鲜过敏，别推荐海鲜", "我在一家游戏公司做策划", "我周末喜欢去爬山", "我妹妹叫小雨"]:
+            memory.add(text, user_id="u")  # offline extraction tags preferences and health facts
+        memory.add("我对花生过敏", user_id="v")
+        advice = memory.search("晚饭推荐什么？", user_id="u", top_k=5, explain=True)["results"]
+        allergy = next(r for r in advice if r["memory"] == "用户对海鲜过敏")
+        assert "rules" in allergy["score_details"]["paths"]
+        assert all(r["user_id"] == "u" for r in advice)
+        plain = memory.search("我妹妹叫什么", user_id="u", top_k=5, explain=True)["results"]
+        assert all("rules" not in r["score_details"]["paths"] for r in plain)
+        assert plain[0]["memory"] == "用户的妹妹叫小雨"
+
+
+def test_untagged_constraints_said_verbatim_come_by_their_words(tmp_path: Path) -> None:
+    with memory_at(tmp_path) as memory:
+        ids = add_raw(memory, ["I am allergic to peanuts", "My office is on the 5th floor", "I went to Paris"])
+        results = memory.search("Can you recommend a snack?", user_id="u", explain=True)["results"]
+        by_id = {r["id"]: r for r in results}
+        assert "rules" in by_id[ids[0]]["score_details"]["paths"]
+        assert results[0]["id"] == ids[0]
+
+
+def test_core_memories_stay_eligible_when_the_candidate_pool_is_full(tmp_path: Path) -> None:
+    with memory_at(tmp_path) as memory:
+        add_raw(memory, [f"note number {i} about the garden and the weather" for i in range(40)])
+        core_id = add_raw(memory, ["The user's name is Ada"])[0]
+        record = memory.store.get(core_id)
+        assert record is not None
+        record.category, record.layer = Category.CORE, Layer.LONG_TERM
+        memory.store.update(record, None, None)
+        results = memory.search("garden weather", user_id="u", top_k=100, explain=True)["results"]
+        ids = [r["id"] for r in results]
+        assert core_id in ids  # outside the 30 nearest, brought in because it is core
+        assert len(ids) == 41
+
+
+def test_recent_and_important_memories_win_ties(tmp_path: Path) -> None:
+    with memory_at(tmp_path) as memory:
+        old_id, new_id = add_raw(memory, ["User likes green tea", "User likes green tea!"])
+        old = memory.store.get(old_id)
+        assert old is not None
+        old.created_at = old.event_time = utcnow() - timedelta(days=200)
+        old.importance = 0.3
+        memory.store.update(old, None, None)
+        results = memory.search("green tea", user_id="u", explain=True)["results"]
+        assert [r["id"] for r in results] == [new_id, old_id]
+        weights = results[1]["score_details"]["weights"]
+        assert weights["retention"] < 0.01 and weights["recency"] < 0.05
+        assert results[1]["score"] >= 0.75 * results[1]["score_details"]["fused"] - 1e-6
+
+
+def test_threshold_and_explain(tmp_path: Path) -> None:
+    with memory_at(tmp_path) as memory:
+        add_raw(memory, ["Jesica is my sister", "I like pizza"])
+        everything = memory.search("Jesica sister", user_id="u", explain=True)["results"]
+        assert len(everything) == 2
+        details = everything[0]["score_details"]
+        assert set(details["timings_ms"]) >= {"embed_ms", "vector_ms", "keyword_ms", "rules_ms", "fuse_ms", "total_ms"}
+        assert details["paths"]["keyword"]["rank"] == 1 and details["candidates"]["vector"] == 2
+        cut = memory.search("Jesica sister", user_id="u", threshold=everything[0]["score"] - 1e-6)["results"]
+        assert [r["id"] for r in cut] == [everything[0]["id"]]
+        with pytest.raises(InvalidInput, match="threshold"):
+            memory.search("Jesica", user_id="u", threshold=1.5)
+
+
+def test_search_counts_as_a_review(tmp_path: Path) -> None:
+    with memory_at(tmp_path) as memory:
+        found, other = add_raw(memory, ["Jesica is my sister", "Mochi is my cat"])
+        memory.search("Jesica", user_id="u", top_k=1)
+        memory.search("Jesica", user_id="u", top_k=1)
+        assert memory.get(found)["access_count"] == 2 and memory.get(other)["access_count"] == 0
+        assert memory.store.get(found).last_accessed_at is not None  # type: ignore[union-attr]
+
+
+# --- reranking -----------------------------------------------------------------------------------------------
+
+
+def test_a_reranker_reorders_the_candidates(tmp_path: Path, fake: FakeOpenAI) -> None:
+    reranker = HttpReranker("fake-rerank", fake.base_url, timeout=5.0)
+    with memory_at(tmp_path, reranker=reranker) as memory:
+        add_raw(memory, ["She likes green tea", "She used to live in a city called Hangzhou", "Her cat is Mochi"])
+        # The fake scores by word overlap: the Hangzhou memory wins for this query.
+        fake.script_rerank([0.1, 0.2, 0.95])
+        results = memory.search("city", user_id="u", top_k=3, explain=True)["results"]
+        [request] = fake.rerank_requests
+        documents = request.body["documents"]
+        assert results[0]["memory"] == documents[2]
+        assert results[0]["score_details"]["rerank"] == 0.95
+        assert "rerank_ms" in results[0]["score_details"]["timings_ms"]
+        plain = memory.search("city", user_id="u", top_k=3, rerank=False)["results"]
+        assert len(fake.rerank_requests) == 1 and len(plain) == 3
+
+
+def test_a_failing_reranker_leaves_the_fused_order(tmp_path: Path, fake: FakeOpenAI) -> None:
+    reranker = HttpReranker("fake-rerank", fake.base_url, timeout=5.0)
+    with memory_at(tmp_path, reranker=reranker) as memory:
+        add_raw(memory, ["Jesica is my sister", "I like pizza", "Mochi is my cat"])
+        expected = [r["id"] for r in memory.search("Jesica", user_id="u", top_k=2, rerank=False)["results"]]
+        fake.script_rerank(Reply(status=503, error="overloaded"))
+        results = memory.search("Jesica", user_id="u", top_k=2)["results"]
+        assert [r["id"] for r in results] == expected
+
+
+# --- the chain and degradation --------------------------------------------------------------------------------
+
+CHAT = [{"role": "system", "content": "You are Lin."}, {"role": "user", "content": "so, what do you think?"}]
+
+
+def test_no_user_message_means_nothing_is_injected(tmp_path: Path) -> None:
+    with memory_at(tmp_path) as memory:
+        add_raw(memory, ["Jesica is my sister"])
+        result = memory.context([{"role": "system", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+                                user_id="u")
+        assert result["stages"] == [{"stage": "question", "outcome": "skipped", "query": "", "best_relevance": 0.0,
+                                     "found": 0, "elapsed_ms": 0.0, "detail": "no user message"}]
+        assert result["memory_block"] == "" and not result["degraded"]
+
+
+def test_rewrite_without_an_llm_is_skipped_with_the_reason(tmp_path: Path) -> None:
+    with memory_at(tmp_path) as memory:
+        add_raw(memory, ["Jesica is my sister"])
+        result = memory.context(CHAT, user_id="u", rewrite=True)
+        assert result["stages"][-1]["outcome"] == "skipped"
+        assert result["stages"][-1]["detail"] == "no LLM is configured"
+
+
+def test_an_llm_timeout_on_rewrite_is_a_timeout_stage(tmp_path: Path) -> None:
+    llm = ScriptedLLM([LLMTimeout("no answer in 2.5 s")])
+    with memory_at(tmp_path, llm=llm) as memory:
+        add_raw(memory, ["Jesica is my sister"])
+        result = memory.context(CHAT, user_id="u", rewrite=True)
+        assert result["stages"][-1]["outcome"] == "timeout" and not result["degraded"]
+
+
+class BrokenEmbedder:
+    """An embedding service that fails at query time (documents embed fine)."""
+
+    def __init__(self) -> None:
+        self.inner = build_embedder("hashing")
+        self.model_id, self.dims, self.calibration = self.inner.model_id, self.inner.dims, self.inner.calibration
+        self.fail = False
+
+    def embed_documents(self, texts: Any) -> np.ndarray:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if self.fail:
+            raise BackendUnavailable("embedding service unreachable")
+        return self.inner.embed_query(text)
+
+
+def test_a_failing_backend_degrades_silently(tmp_path: Path) -> None:
+    embedder = BrokenEmbedder()
+    memory = Memory(_async=AsyncMemory(build_store(f"sqlite:///{tmp_path / 'b.db'}"), embedder))
+    with memory:
+        add_raw(memory, ["Jesica is my sister"])
+        embedder.fail = True
+        messages = [{"role": "system", "content": "You are Lin."}, {"role": "user", "content": "Who is Jesica?"}]
+        result = memory.context(messages, user_id="u")
+        assert result["degraded"] and result["messages"] == messages and result["memory_block"] == ""
+        assert "embedding service unreachable" in result["error"]
+        embedder.fail = False
+        assert not memory.context(messages, user_id="u")["degraded"]
+
+
+class SlowEmbedder(BrokenEmbedder):
+    def embed_query(self, text: str) -> np.ndarray:
+        import time
+
+        time.sleep(0.5)
+        return self.inner.embed_query(text)
+
+
+def test_a_missed_deadline_degrades_silently_and_on_time(tmp_path: Path) -> None:
+    memory = Memory(_async=AsyncMemory(build_store(f"sqlite:///{tmp_path / 's.db'}"), SlowEmbedder()))
+    with memory:
+        add_raw(memory, ["Jesica is my sister"])
+        messages = [{"role": "user", "content": "Who is Jesica?"}]
+        result = memory.context(messages, user_id="u", deadline=0.2)
+        assert result["degraded"] and "DeadlineExceeded" in result["error"]
+        assert result["elapsed_ms"] < 450 and result["messages"] == messages
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"budget_chars": 50}, "budget_chars"),
+    ({"top_k": 0}, "top_k"),
+    ({"deadline": 0}, "deadline"),
+    ({"min_relevance": 2}, "min_relevance"),
+    ({"context_messages": -1}, "context_messages"),
+    ({"rewrite_prompt": 5}, "rewrite_prompt"),
+])
+def test_bad_context_options_are_refused_by_name(tmp_path: Path, options: dict[str, Any], message: str) -> None:
+    with memory_at(tmp_path) as memory, pytest.raises(InvalidInput, match=message):
+        memory.context(CHAT, user_id="u", **options)
+
+
+@pytest.mark.parametrize("messages, message", [
+    ([], "non-empty list"),
+    ("hello", "non-empty list"),
+    ([{"role": "wizard", "content": "x"}], "role"),
+    ([{"role": "user", "content": 5}], "content"),
+])
+def test_bad_messages_are_refused(tmp_path: Path, messages: Any, message: str) -> None:
+    with memory_at(tmp_path) as memory, pytest.raises(InvalidInput, match=message):
+        memory.context(messages, user_id="u")
+
+
+def test_a_tool_calling_assistant_message_without_content_is_fine(tmp_path: Path) -> None:
+    with memory_at(tmp_path) as memory:
+        add_raw(memory, ["Jesica is my sister"])
+        messages = [{"role": "user", "content": "Who is Jesica?"}, {"role": "assistant", "content": None},
+                    {"role": "tool", "content": "{}"}, {"role": "user", "content": "Jesica, my sister?"}]
+        result = memory.context(messages, user_id="u", min_relevance=0.0)
+        assert "Jesica is my sister" in result["messages"][0]["content"]
+        assert result["messages"][1:] == messages
+
+
+def test_async_and_sync_context_agree(tmp_path: Path) -> None:
+    amemory = AsyncMemory(build_store(f"sqlite:///{tmp_path / 'a.db'}"), build_embedder("hashing"),
+                          read_settings=ReadSettings(refresh_access=False))
+
+    async def run() -> dict[str, Any]:
+        await amemory.add("Jesica is my sister", user_id="u", infer=False)
+        try:
+            return await amemory.context([{"role": "user", "content": "Jesica"}], user_id="u", min_relevance=0.0)
+        finally:
+            await amemory.close()
+
+    result = asyncio.run(run())
+    assert result["memories"][0]["memory"] == "Jesica is my sister"
+
+
+# --- raw memories embedded in their conversation --------------------------------------------------------------
+
+
+def test_a_reply_is_embedded_with_the_message_before_it() -> None:
+    now = utcnow()
+    scope = Scope("u")
+    messages = [
+        StoredMessage("Did you like the cake?", "assistant", scope, created_at=now),
+        StoredMessage("Yes, it was amazing!", "user", scope, created_at=now + timedelta(seconds=30)),
+        StoredMessage("I moved to Lisbon", "user", scope, created_at=now + timedelta(days=2)),
+        StoredMessage("Nice", "user", Scope("v"), created_at=now + timedelta(days=2, seconds=1)),
+    ]
+    assert in_conversation(messages) == [
+        "Did you like the cake?", "Did you like the cake?\nYes, it was amazing!", "I moved to Lisbon", "Nice"]
+
+
+def test_raw_memories_keep_their_own_text_but_find_their_context(tmp_path: Path) -> None:
+    with memory_at(tmp_path) as memory:
+        memory.add([{"role": "assistant", "content": "How was the trip to Kyoto?"},
+                    {"role": "user", "content": "Wonderful, the temples were stunning"}], user_id="u", infer=False)
+        stored = memory.get_all(user_id="u")["results"]
+        assert sorted(m["memory"] for m in stored) == ["How was the trip to Kyoto?",
+                                                       "Wonderful, the temples were stunning"]
+        results = memory.search("Kyoto", user_id="u", explain=True)["results"]
+        reply = next(r for r in results if r["memory"].startswith("Wonderful"))
+        assert "vector" in reply["score_details"]["paths"]
+        assert reply["score_details"]["paths"]["vector"]["relevance"] > 0.2
