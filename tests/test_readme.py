@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -33,13 +34,18 @@ def test_python_example_runs(tmp_path: Path) -> None:
     assert lines[0].endswith("我昨晚又失眠了")  # 睡不好 finds the insomnia memory first, by meaning
 
 
-def test_curl_example_runs(tmp_path: Path) -> None:
-    curl_block = blocks("bash")[1]
+def test_curl_examples_run(tmp_path: Path) -> None:
+    curl_block, context_block = blocks("bash")[1:3]
     # The default embedder, as `make serve` runs it.
     memory = AsyncMemory(build_store(f"sqlite:///{tmp_path / 'm.db'}"), build_embedder())
     with RunningServer(create_app(memory)) as server:
         script = curl_block.replace("localhost:8888", f"127.0.0.1:{server.port}")
         result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60, check=True)
+        script = context_block.replace("localhost:8888", f"127.0.0.1:{server.port}")
+        context = json.loads(subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                                            check=True).stdout)
+    assert context["messages"][0]["content"] == "你是小林。\n\n" + context["memory_block"]
+    assert "- 用户对海鲜过敏" in context["memory_block"].splitlines()
     assert '"event":"ADD"' in result.stdout.replace(" ", "")
     assert result.stdout.rstrip().endswith("}")
     searched = result.stdout[result.stdout.rindex('{"results"'):]

@@ -35,7 +35,7 @@ from jiyi.core.query_enhancement import (
 from jiyi.core.ranking import RankingWeights
 from jiyi.core.retrieval import Retrieval, RetrievalSettings, SearchRequest, candidate_pool, hybrid_search
 from jiyi.embedders.base import Embedder
-from jiyi.errors import BackendUnavailable
+from jiyi.errors import BackendUnavailable, ConfigError
 from jiyi.llms.base import LLM, LLMError, LLMTimeout
 from jiyi.records import Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore
@@ -71,10 +71,11 @@ class ReadSettings:
         retrieval_fields = {k: section.pop(k) for k in ("rule_relevance", "rule_limit", "core_limit") if k in section}
         unknown = set(section) - set(cls.__dataclass_fields__) - {"retrieval"}
         if unknown:
-            from jiyi.errors import ConfigError
-
             raise ConfigError(f"unknown retrieval settings: {sorted(unknown)}")
-        retrieval = RetrievalSettings(ranking=RankingWeights(**ranking_fields), **retrieval_fields)
+        try:
+            retrieval = RetrievalSettings(ranking=RankingWeights(**ranking_fields), **retrieval_fields)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"retrieval settings: {exc}") from exc
         return cls(retrieval=retrieval, **section)
 
 
