@@ -18,7 +18,7 @@ from jiyi.errors import BackendUnavailable, InvalidInput
 from jiyi.llms.base import LLMTimeout
 from jiyi.llms.scripted import ScriptedLLM
 from jiyi.read_path import ReadSettings
-from jiyi.records import Category, Layer, MemoryRecord, Scope, StoredMessage, utcnow
+from jiyi.records import Category, Layer, Scope, StoredMessage, utcnow
 from jiyi.rerankers.http import HttpReranker
 from jiyi.testing.fake_openai import FakeOpenAI, Reply
 

@@ -59,9 +59,10 @@ def jiyi(make_server: Callable[..., RunningServer], tmp_path: Path, fake: FakeOp
     yesterday = utcnow() - timedelta(days=1)
 
     async def day_one() -> None:
+        when = yesterday.isoformat()
         for text in DAY_1:
-            await writer.add([{"role": "user", "content": text}], user_id="xiaoyu", timestamp=yesterday.isoformat())
-        await writer.add([{"role": "user", "content": "我对花生过敏"}], user_id="other", timestamp=yesterday.isoformat())
+            await writer.add([{"role": "user", "content": text}], user_id="xiaoyu", timestamp=when)
+        await writer.add([{"role": "user", "content": "我对花生过敏"}], user_id="other", timestamp=when)
 
     asyncio.run(day_one())
     writer.write_path.close()
