@@ -33,6 +33,7 @@ from jiyi.stores.base import MemoryStore, ScoredId
 MIN_VECTOR_RELEVANCE = 0.01
 COMMON_WORD_SHARE = 0.1
 COMMON_WORDS_MIN_STORE = 200
+LONG_QUERY_TERMS = 10  # a query this long is a context query, not a question
 CORE_FILTER: Node | None = parse_filters({"jiyi.category": {"in": ["core", "system"]}})
 MEASURED_PATHS = ("vector", "keyword")  # the paths whose relevance is measured against the query
 
@@ -67,9 +68,10 @@ def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: Memor
     """How much the query and the memory share, IDF-weighted: an absolute measure, unlike BM25's raw score.
     Weighting matters: sharing "like" or "去" with a memory says little, sharing "Jesica" or "失眠" a lot.
 
-    The larger of two shares: of the query's words found in the memory (a question that the memory answers), and of
-    the memory's words found in the query (a long context query that talks about the memory among other things).
-    `idf` must cover the memory's words too; an unknown word weighs 1."""
+    The share of the query's words found in the memory (a question that the memory answers); for a long query, the
+    larger of that and the share of the memory's words found in the query (a context query that talks about the
+    memory among other things covers few of its own words). `idf` must then cover the memory's words too; an unknown
+    word weighs 1."""
     if not terms:
         return 0.0
     text = normalize(record.content)
@@ -78,6 +80,8 @@ def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: Memor
     found = [w for t, w in zip(terms, weights, strict=True) if t in words or (has_cjk(t) and t in text)]
     # The keyword index matched at least one word, even where this check cannot see it.
     of_query = max(sum(found), min(weights)) / sum(weights)
+    if len(terms) < LONG_QUERY_TERMS:
+        return of_query
     query_words = set(terms)
     memory_weights = {w: idf.get(w, 1.0) for w in words}
     shared = sum(weight for word, weight in memory_weights.items() if word in query_words)
@@ -182,13 +186,14 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
     records = store.get_many(list(dict.fromkeys(ids)))
     calibration = embedder.calibration
     keyword = paths["keyword"]
-    # keyword_relevance weighs the memories' own words too: look up the ones the query did not bring.
-    unknown = {w for h in keyword.hits if h.memory_id in records
-               for w in _indexed_words(records[h.memory_id].content)} - set(keyword.idf)
     idf = dict(keyword.idf)
-    if unknown:
-        frequencies, total = store.document_frequencies(sorted(unknown))
-        idf.update(inverse_document_frequencies(frequencies, total, sorted(unknown)))
+    if len(keyword.terms) >= LONG_QUERY_TERMS:
+        # keyword_relevance weighs the memories' own words too: look up the ones the query did not bring.
+        unknown = {w for h in keyword.hits if h.memory_id in records
+                   for w in _indexed_words(records[h.memory_id].content)} - set(keyword.idf)
+        if unknown:
+            frequencies, total = store.document_frequencies(sorted(unknown))
+            idf.update(inverse_document_frequencies(frequencies, total, sorted(unknown)))
 
     def path_relevance(path: str, hit: ScoredId) -> float:
         if path == "vector":
