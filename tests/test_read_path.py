@@ -289,11 +289,13 @@ def test_a_reply_is_embedded_with_the_message_before_it() -> None:
     messages = [
         StoredMessage("Did you like the cake?", "assistant", scope, created_at=now),
         StoredMessage("Yes, it was amazing!", "user", scope, created_at=now + timedelta(seconds=30)),
-        StoredMessage("I moved to Lisbon", "user", scope, created_at=now + timedelta(days=2)),
+        StoredMessage("I also have a cat", "user", scope, created_at=now + timedelta(seconds=40)),
+        StoredMessage("Cute!", "assistant", scope, created_at=now + timedelta(days=2)),
         StoredMessage("Nice", "user", Scope("v"), created_at=now + timedelta(days=2, seconds=1)),
     ]
     assert in_conversation(messages) == [
-        "Did you like the cake?", "Did you like the cake?\nYes, it was amazing!", "I moved to Lisbon", "Nice"]
+        "Did you like the cake?", "Did you like the cake?\nYes, it was amazing!", "I also have a cat", "Cute!",
+        "Nice"]
 
 
 def test_raw_memories_keep_their_own_text_but_find_their_context(tmp_path: Path) -> None:

@@ -139,14 +139,15 @@ PRECEDING_MAX_CHARS = 300
 
 def in_conversation(messages: Sequence[StoredMessage], gap: timedelta = CONVERSATION_GAP) -> list[str]:
     """For each message, the text its vector is made from: the message, preceded by the one said just before it when
-    that one belongs to the same conversation (same scope, at most `gap` earlier, not a system message).
+    that one is the other party's turn in the same conversation (user after assistant or assistant after user, same
+    scope, at most `gap` earlier).
 
-    A reply such as "Yes, it was amazing!" or "是啊，超好吃" means nothing alone; with the question before it, its
-    vector finds it. Memories stored one at a time, far apart in time, keep vectors of their own text only."""
+    A reply such as "Yes, it was amazing!" or "是啊，超好吃" means nothing alone; with what it answers, its vector
+    finds it. Statements stored one after another by the same party (a list of facts) keep vectors of their own."""
     texts = []
     for index, message in enumerate(messages):
         before = messages[index - 1] if index else None
-        if (before is not None and before.role != "system" and before.content.strip()
+        if (before is not None and {before.role, message.role} == {"user", "assistant"} and before.content.strip()
                 and before.scope == message.scope
                 and timedelta(0) <= message.created_at - before.created_at <= gap):
             preceding = " ".join(before.content.split())[-PRECEDING_MAX_CHARS:]
