@@ -18,6 +18,7 @@ from jiyi import AsyncMemory, Memory, build_embedder, build_store
 from jiyi.embedders.base import Embedder
 from jiyi.server import create_app
 from jiyi.stores.base import MemoryStore
+from jiyi.testing.fake_openai import FakeOpenAI
 
 _real_connect = socket.socket.connect
 
@@ -121,3 +122,16 @@ def server(make_server: Callable[..., RunningServer]) -> RunningServer:
 def client(server: RunningServer) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=server.url, timeout=30) as c:
         yield c
+
+
+@pytest.fixture(scope="session")
+def fake_openai_server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake_openai(fake_openai_server: FakeOpenAI) -> FakeOpenAI:
+    """jiyi's fake OpenAI-compatible server (chat and /rerank) on 127.0.0.1, its script and log cleared."""
+    fake_openai_server.reset()
+    return fake_openai_server

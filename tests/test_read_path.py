@@ -4,7 +4,6 @@ HTTP), access refresh, the query-enhancement chain's failure modes and silent de
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -23,16 +22,9 @@ from jiyi.rerankers.http import HttpReranker
 from jiyi.testing.fake_openai import FakeOpenAI, Reply
 
 
-@pytest.fixture(scope="module")
-def fake_server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
 @pytest.fixture
-def fake(fake_server: FakeOpenAI) -> FakeOpenAI:
-    fake_server.reset()
-    return fake_server
+def fake(fake_openai: FakeOpenAI) -> FakeOpenAI:
+    return fake_openai
 
 
 def memory_at(tmp_path: Path, embedder: str = "hashing", **options: Any) -> Memory:

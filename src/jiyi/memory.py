@@ -154,8 +154,8 @@ class AsyncMemory:
         NONE, every change in history). `async_mode=True` answers as soon as the turn is stored, with an `event_id` to
         poll (`get_event`); a worker (the server runs one) does the rest. `injected_memory_ids`: the memories the
         assistant was given for this reply; those that shaped it gain importance (BOOST).
-        infer=False: every non-system message becomes a memory as it is, as in mem0; its vector is made from the
-        message with the one said just before it in the conversation (see core.messages.in_conversation)."""
+        infer=False: every non-system message becomes a memory as it is, as in mem0; a reply's vector is made with
+        the other party's message before it (see core.messages.in_conversation)."""
         scope, _ = merge_scope(Scope(user_id, agent_id, run_id), filters)
         scope.require()
         if metadata is not None and not isinstance(metadata, dict):

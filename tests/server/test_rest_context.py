@@ -39,16 +39,9 @@ DAY_1 = [  # what the user said yesterday, one turn each
 ]
 
 
-@pytest.fixture(scope="module")
-def fake_llm() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
 @pytest.fixture
-def fake(fake_llm: FakeOpenAI) -> FakeOpenAI:
-    fake_llm.reset()
-    return fake_llm
+def fake(fake_openai: FakeOpenAI) -> FakeOpenAI:
+    return fake_openai
 
 
 @pytest.fixture

@@ -79,6 +79,28 @@ def _text_of(content: Any, index: int) -> str:
     raise InvalidInput(f"messages[{index}].content must be a string or a list of content parts")
 
 
+def _message(item: Any, index: int, *, content_required: bool) -> ChatMessage:
+    if not isinstance(item, dict):
+        raise InvalidInput(f"messages[{index}] must be an object with role and content")
+    role = item.get("role")
+    if not isinstance(role, str) or role not in ROLES:
+        raise InvalidInput(f"messages[{index}].role must be one of {sorted(ROLES)}, got {role!r}")
+    content = item.get("content")
+    if content is None and content_required:
+        raise InvalidInput(f"messages[{index}] has no content")
+    name = item.get("name")
+    if name is not None and not isinstance(name, str):
+        raise InvalidInput(f"messages[{index}].name must be a string")
+    external_id = item.get("id", item.get("message_id"))
+    return ChatMessage(
+        role=role,
+        content=check_text(_text_of(content, index), f"messages[{index}].content") if content is not None else "",
+        name=check_text(name, f"messages[{index}].name") if name else None,
+        created_at=parse_time(item.get("created_at", item.get("timestamp")), f"messages[{index}].created_at"),
+        external_id=str(external_id) if external_id is not None else None,
+    )
+
+
 def normalize_messages(messages: Any) -> list[ChatMessage]:
     if isinstance(messages, str):
         messages = [{"role": "user", "content": messages}]
@@ -86,27 +108,7 @@ def normalize_messages(messages: Any) -> list[ChatMessage]:
         messages = [messages]
     if not isinstance(messages, list) or not messages:
         raise InvalidInput("messages must be a non-empty string, a message object or a non-empty list of them")
-    out = []
-    for index, item in enumerate(messages):
-        if not isinstance(item, dict):
-            raise InvalidInput(f"messages[{index}] must be an object with role and content")
-        role = item.get("role")
-        if not isinstance(role, str) or role not in ROLES:
-            raise InvalidInput(f"messages[{index}].role must be one of {sorted(ROLES)}, got {role!r}")
-        if "content" not in item or item["content"] is None:
-            raise InvalidInput(f"messages[{index}] has no content")
-        name = item.get("name")
-        if name is not None and not isinstance(name, str):
-            raise InvalidInput(f"messages[{index}].name must be a string")
-        external_id = item.get("id", item.get("message_id"))
-        out.append(ChatMessage(
-            role=role,
-            content=check_text(_text_of(item["content"], index), f"messages[{index}].content"),
-            name=check_text(name, f"messages[{index}].name") if name else None,
-            created_at=parse_time(item.get("created_at", item.get("timestamp")), f"messages[{index}].created_at"),
-            external_id=str(external_id) if external_id is not None else None,
-        ))
-    return out
+    return [_message(item, index, content_required=True) for index, item in enumerate(messages)]
 
 
 def parse_chat(messages: Any, max_messages: int = 500) -> list[ChatMessage]:
@@ -116,21 +118,7 @@ def parse_chat(messages: Any, max_messages: int = 500) -> list[ChatMessage]:
         raise InvalidInput("messages must be a non-empty list of {role, content} objects")
     if len(messages) > max_messages:
         raise InvalidInput(f"messages holds {len(messages)} messages; at most {max_messages} are accepted")
-    chat = []
-    for index, item in enumerate(messages):
-        if not isinstance(item, dict):
-            raise InvalidInput(f"messages[{index}] must be an object with role and content")
-        role = item.get("role")
-        if not isinstance(role, str) or role not in ROLES:
-            raise InvalidInput(f"messages[{index}].role must be one of {sorted(ROLES)}, got {role!r}")
-        content = item.get("content")
-        name = item.get("name")
-        chat.append(ChatMessage(
-            role=role,
-            content=check_text(_text_of(content, index), f"messages[{index}].content") if content is not None else "",
-            name=check_text(name, f"messages[{index}].name") if isinstance(name, str) and name else None,
-        ))
-    return chat
+    return [_message(item, index, content_required=False) for index, item in enumerate(messages)]
 
 
 CONVERSATION_GAP = timedelta(minutes=30)
