@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from jiyi.core.filters import merge_scope, parse_filters
 from jiyi.core.injection import MEMORY_HEADER
+from jiyi.core.lifecycle import LifecyclePolicy
 from jiyi.core.messages import (
     ChatMessage,
     check_json_value,
@@ -28,10 +29,12 @@ from jiyi.core.messages import (
 from jiyi.core.retrieval import SearchRequest
 from jiyi.embedders.base import Embedder
 from jiyi.errors import InvalidInput, NotFound
+from jiyi.lifecycle import MaintenancePass, PassStats
 from jiyi.llms.base import LLM
 from jiyi.read_path import ReadPath, ReadSettings, RecallRequest
 from jiyi.records import (
     Category,
+    Clock,
     Event,
     HistoryEvent,
     Layer,
@@ -98,17 +101,22 @@ def _expiration(value: Any) -> datetime | None:
 class AsyncMemory:
     def __init__(self, store: MemoryStore, embedder: Embedder, *, llm: LLM | None = None,
                  reranker: Reranker | None = None, config: dict[str, Any] | None = None,
-                 write_settings: WriteSettings | None = None, read_settings: ReadSettings | None = None) -> None:
+                 write_settings: WriteSettings | None = None, read_settings: ReadSettings | None = None,
+                 clock: Clock = utcnow, lifecycle: LifecyclePolicy | None = None) -> None:
         """`llm`: the chat model that extracts facts, decides and rewrites weak questions; without one jiyi's offline
-        rules extract and decide. `reranker`: re-scores search candidates (optional)."""
+        rules extract and decide. `reranker`: re-scores search candidates (optional). `clock`: where jiyi reads the
+        present (an aware UTC datetime); a simulation or a test sets it."""
         self.store = store
+        self.clock = clock
         self.embedder = embedder
         self.llm = llm
         self.reranker = reranker
         self.config = config or {}
-        self.write_path = WritePath(store, embedder, llm, write_settings or WriteSettings.from_config(self.config))
+        self.write_path = WritePath(store, embedder, llm, write_settings or WriteSettings.from_config(self.config),
+                                    clock)
         self.read_path = ReadPath(store, embedder, llm=llm, reranker=reranker,
-                                  settings=read_settings or ReadSettings.from_config(self.config))
+                                  settings=read_settings or ReadSettings.from_config(self.config), clock=clock)
+        self.lifecycle = lifecycle or LifecyclePolicy.from_config(self.config)
         self._turns_queued: asyncio.Event | None = None  # set by async adds; a worker waits on it
         if embedder.dims:  # a remote embedder may learn its dimension only from its first answer
             store.bind_embedding(embedder.model_id, embedder.dims)
@@ -172,7 +180,7 @@ class AsyncMemory:
         kind = _memory_type(memory_type)
         if not infer:
             return await self._run(self._add_raw, parsed, scope, metadata or {}, turn_time, expires, kind)
-        stored = self._stored_messages(parsed, scope, metadata or {}, turn_time, utcnow())
+        stored = self._stored_messages(parsed, scope, metadata or {}, turn_time, self.clock())
         options: dict[str, Any] = {
             "metadata": metadata or {},
             "memory_type": kind.value if memory_type is not None else None,
@@ -190,7 +198,7 @@ class AsyncMemory:
                     "message": "Turn stored; memory extraction queued"}
         # The caller waits for this turn: it is leased to us, so a worker leaves it alone unless we die.
         turn.status = TurnStatus.PROCESSING
-        turn.lease_until = utcnow() + timedelta(seconds=self.write_path.settings.lease_seconds)
+        turn.lease_until = self.clock() + timedelta(seconds=self.write_path.settings.lease_seconds)
         await self._run(self.store.add_turn, turn, stored)
         turn = await self.write_path.process(turn, stored)
         return {"results": [r for r in turn.results if r["event"] in _REPORTED_EVENTS], "event_id": turn.id}
@@ -209,7 +217,7 @@ class AsyncMemory:
     async def process_pending(self, limit: int = 16) -> int:
         """Extract the turns that are due (queued by async adds, or waiting for an LLM retry); returns how many.
         Turns of one owner are processed in order; different owners concurrently."""
-        now = utcnow()
+        now = self.clock()
         lease = now + timedelta(seconds=self.write_path.settings.lease_seconds)
         turns = await self._run(self.store.claim_turns, now, lease, limit)
         by_owner: dict[Scope, list[TurnRecord]] = {}
@@ -233,7 +241,7 @@ class AsyncMemory:
 
     def _add_raw(self, parsed: list[ChatMessage], scope: Scope, metadata: dict[str, Any], turn_time: datetime | None,
                  expires: datetime | None, kind: MemoryType) -> dict[str, Any]:
-        now = utcnow()
+        now = self.clock()
         stored = self._stored_messages(parsed, scope, metadata, turn_time, now)
         earlier = self.store.list_messages(scope, limit=1)  # before this turn's messages are stored
         self.store.add_messages(stored)
@@ -300,7 +308,7 @@ class AsyncMemory:
         current = self.store.get(memory_id)
         if current is None:
             raise NotFound(f"memory {memory_id} not found")
-        now = utcnow()
+        now = self.clock()
         if new_text is not None:
             updated = current.with_content(new_text.strip(), now)
         else:
@@ -322,7 +330,7 @@ class AsyncMemory:
         current = self.store.get(memory_id)
         if current is None:
             raise NotFound(f"memory {memory_id} not found")
-        now = utcnow()
+        now = self.clock()
         event = HistoryEvent(memory_id, Event.DELETE, current.content, None, created_at=now, updated_at=now,
                              is_deleted=True, actor_id=current.actor_id, role=current.role)
         self.store.soft_delete(memory_id, reason, event, now)
@@ -475,6 +483,25 @@ class AsyncMemory:
             raise NotFound(f"memory {memory_id} not found")
         return [history_item(e) for e in events]
 
+    # --- lifecycle ----------------------------------------------------------------------------------------------
+
+    async def maintain(self, *, user_id: str | None = None) -> dict[str, Any]:
+        """One maintenance pass (decay, forgetting, review, consolidation, purge) over one user or every user;
+        returns what it did: {processed, decayed, forgotten, reviewed, kept, promoted, moved, merged, summarized,
+        purged, saved_bytes, compression_ratio, retention_rate, users, seconds}."""
+        if user_id is not None and (not isinstance(user_id, str) or not user_id):
+            raise InvalidInput("user_id must be a non-empty string")
+        maintenance = MaintenancePass(self.store, self.embedder, self.clock, self.lifecycle)
+
+        def work() -> dict[str, Any]:
+            users = [user_id] if user_id is not None else self.store.user_ids()
+            total = PassStats()
+            for user in users:
+                total.add(maintenance.run(user))
+            return {**total.as_dict(), "users": len(users)}
+
+        return await self._run(work)
+
     async def close(self) -> None:
         self.write_path.close()
         self.read_path.close()
@@ -541,6 +568,9 @@ class Memory:
 
     def process_pending(self, limit: int = 16) -> int:
         return self._loop.run(self.aio.process_pending(limit))
+
+    def maintain(self, **kwargs: Any) -> dict[str, Any]:
+        return self._loop.run(self.aio.maintain(**kwargs))
 
     def get(self, memory_id: str) -> dict[str, Any]:
         return self._loop.run(self.aio.get(memory_id))

@@ -37,7 +37,7 @@ from jiyi.core.retrieval import Retrieval, RetrievalSettings, SearchRequest, can
 from jiyi.embedders.base import Embedder
 from jiyi.errors import BackendUnavailable, ConfigError
 from jiyi.llms.base import LLM, LLMError, LLMTimeout
-from jiyi.records import Scope, SearchHit, utcnow
+from jiyi.records import Clock, Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore
 
 if TYPE_CHECKING:
@@ -123,8 +123,10 @@ class Recall:
 
 class ReadPath:
     def __init__(self, store: MemoryStore, embedder: Embedder, *, llm: LLM | None = None,
-                 reranker: Reranker | None = None, settings: ReadSettings | None = None) -> None:
+                 reranker: Reranker | None = None, settings: ReadSettings | None = None,
+                 clock: Clock = utcnow) -> None:
         self.store = store
+        self.clock = clock
         self.embedder = embedder
         self.llm = llm
         self.reranker = reranker
@@ -153,10 +155,11 @@ class ReadPath:
     async def refresh(self, memory_ids: Sequence[str]) -> None:
         """Count these memories as reviewed: returned to a caller (the forgetting curve's review effect)."""
         if self.settings.refresh_access and memory_ids:
-            await self._io(self.store.record_access, list(memory_ids), utcnow())
+            await self._io(self.store.record_access, list(memory_ids), self.clock())
 
     async def _search(self, request: SearchRequest, rerank: bool | None, refresh: bool,
                       started: float) -> Retrieval:
+        request = replace(request, now=request.now or self.clock())
         use_reranker = self.reranker is not None and rerank is not False
         if use_reranker:
             wide = replace(request, top_k=max(self.settings.rerank_candidates, request.top_k), threshold=None)
@@ -185,7 +188,7 @@ class ReadPath:
             retrieval.timings_ms["rerank_failed"] = 1.0
             kept = [h for h in hits if request.threshold is None or h.score >= request.threshold]
             return Retrieval(kept[: request.top_k], retrieval.timings_ms, retrieval.paths)
-        now = request.now or utcnow()
+        now = request.now or self.clock()
         reranked = []
         for hit, score in zip(hits, scores, strict=True):
             weighed, _ = self.settings.retrieval.ranking.weigh(score, hit.record, now)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -50,6 +51,14 @@ class Event(StrEnum):
     DELETE = "DELETE"
     NONE = "NONE"
     BOOST = "BOOST"  # a retrieved memory shaped the reply: it gains importance (the companion seed's review effect)
+    # The lifecycle's own changes (jobs/maintenance.py); the history row's `reason` says why.
+    PROMOTE = "PROMOTE"  # reviewed and made core: a stable fact about the person
+    MOVE = "MOVE"  # changed layer (short-term -> long-term)
+    MERGE = "MERGE"  # consolidated: this memory now stands for several similar ones
+    KEEP = "KEEP"  # reviewed before forgetting and kept
+
+
+Clock = Callable[[], datetime]  # returns the present as an aware UTC datetime
 
 
 def utcnow() -> datetime:
@@ -180,6 +189,7 @@ class HistoryEvent:
     is_deleted: bool = False
     actor_id: str | None = None
     role: str | None = None
+    reason: str | None = None  # why the lifecycle made this change (forgetting, review, consolidation...)
 
 
 @dataclass(frozen=True, slots=True)

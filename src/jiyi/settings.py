@@ -59,6 +59,8 @@ class Settings(BaseSettings):
     )
     cors_origins: str = Field("", description='browser origins allowed to call the API, comma-separated '
                                               '("http://127.0.0.1:8000,https://chat.example.com"), or "*"')
+    maintenance_interval: float = Field(3600.0, description="seconds between lifecycle passes inside the server "
+                                                            "(decay, forgetting, consolidation); 0: never")
     log_level: str = "info"
 
     @classmethod

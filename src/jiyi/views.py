@@ -63,6 +63,7 @@ def history_item(event: HistoryEvent) -> dict[str, Any]:
         "is_deleted": event.is_deleted,
         "actor_id": event.actor_id,
         "role": event.role,
+        **({"reason": event.reason} if event.reason else {}),
     }
 
 

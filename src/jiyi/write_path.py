@@ -29,6 +29,7 @@ from jiyi.embedders.base import Embedder
 from jiyi.llms.base import LLM, LLMError
 from jiyi.records import (
     Category,
+    Clock,
     Event,
     HistoryEvent,
     Layer,
@@ -106,8 +107,10 @@ def _search_scope(scope: Scope) -> Scope:
 
 
 class WritePath:
-    def __init__(self, store: MemoryStore, embedder: Embedder, llm: LLM | None, settings: WriteSettings) -> None:
+    def __init__(self, store: MemoryStore, embedder: Embedder, llm: LLM | None, settings: WriteSettings,
+                 clock: Clock = utcnow) -> None:
         self.store = store
+        self.clock = clock
         self.embedder = embedder
         self.llm = llm
         self.settings = settings
@@ -134,7 +137,7 @@ class WritePath:
         if messages is None:
             messages = await self._io(self.store.get_messages, turn.message_ids)
         turn.attempts += 1
-        now = utcnow()
+        now = self.clock()
         applied: list[_Applied] = []  # filled as changes are made, so a turn failing midway reports what it wrote
         try:
             if self.llm is not None:
@@ -159,7 +162,7 @@ class WritePath:
             log.exception("turn %s: extraction failed", turn.id)
             self._schedule_retry(turn, f"{type(exc).__name__}: {exc}", now)
         turn.results.extend(a.as_result() for a in applied)
-        turn.lease_until, turn.updated_at = None, utcnow()
+        turn.lease_until, turn.updated_at = None, self.clock()
         await self._io(self.store.save_turn, turn)
         if turn.status is TurnStatus.DONE or turn.extractor == "offline-fallback":
             try:
@@ -292,7 +295,7 @@ class WritePath:
 
     def _apply_sync(self, turn: TurnRecord, messages: list[StoredMessage], decisions: list[Decision],
                     vectors: dict[str, np.ndarray]) -> list[_Applied]:
-        now = utcnow()
+        now = self.clock()
         when = max((m.created_at for m in messages), default=now)
         applied: list[_Applied] = []
         boosted: set[str | None] = set()
@@ -411,7 +414,7 @@ class WritePath:
                 log.info("episode summary by LLM failed (%s); summarizing offline", exc)
         if summary is None:
             summary = summarize_offline(chat, started)
-        now = utcnow()
+        now = self.clock()
         record = MemoryRecord(
             content=summary, scope=scope, memory_type=MemoryType.EPISODIC, layer=Layer.SHORT_TERM,
             category=Category.EPISODE, importance=1.0, source=Source.BACKGROUND,

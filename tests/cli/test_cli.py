@@ -104,3 +104,11 @@ def test_serve_starts_a_server(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_maintain(tmp_path: Path) -> None:
+    run(tmp_path, "add", "-u", "alice", "I like green tea", "I like green tea a lot", "I like green tea!")
+    run(tmp_path, "add", "-u", "bob", "I have a dog")
+    stats = json.loads(run(tmp_path, "maintain").stdout)
+    assert stats["users"] == 2 and stats["processed"] == 4 and stats["merged"] == 2
+    assert json.loads(run(tmp_path, "maintain", "--user-id", "alice").stdout)["processed"] == 1

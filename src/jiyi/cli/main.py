@@ -53,7 +53,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     memory = AsyncMemory.from_config(settings.to_config())
     app = create_app(memory, admin_api_key=settings.admin_api_key, user_api_keys=settings.api_keys,
-                     cors_origins=settings.cors_origin_list())
+                     cors_origins=settings.cors_origin_list(), maintenance_interval=settings.maintenance_interval)
     print(f"jiyi {redact(memory.store.url)} · embedder {memory.embedder.model_id} · "
           f"http://{settings.host}:{settings.port}/docs", file=sys.stderr)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
@@ -66,6 +66,13 @@ def cmd_add(args: argparse.Namespace) -> int:
         messages = [{"role": args.role, "content": text} for text in args.text]
         _print(memory.add(messages, infer=args.infer, metadata=metadata, timestamp=args.timestamp,
                           expiration_date=args.expiration_date, **_scope_args(args)))
+    return 0
+
+
+def cmd_maintain(args: argparse.Namespace) -> int:
+    """One maintenance pass; prints what it did."""
+    with _memory(args) as memory:
+        _print(memory.maintain(user_id=args.user_id))
     return 0
 
 
@@ -198,6 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--once", action="store_true", help="process what is due now, then exit")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between polls when idle")
     p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("maintain", parents=[common], help="run a lifecycle pass: decay, forget, review, consolidate")
+    p.add_argument("--user-id", dest="user_id", help="one user (default: every user)")
+    p.set_defaults(func=cmd_maintain)
     return parser
 
 

@@ -33,14 +33,22 @@ def _words(text: str, chinese: bool) -> list[str]:
             if w not in ENGLISH_STOPWORDS and w not in _CHAT_WORDS]
 
 
+def _speaker(message: ChatMessage) -> str:
+    """The name a message is said under: its `name`, or a "Name: " prefix of its text."""
+    prefix = re.match(r"^\s*([^:：\n]{1,40})[:：]", message.content)
+    return " ".join(filter(None, [message.name, prefix.group(1) if prefix else None]))
+
+
 def summarize_offline(messages: Sequence[ChatMessage], started_at: datetime) -> str:
     """"[start] 聊了A、B、C": the words most messages of the stretch share, first mentioned first."""
     text = " ".join(m.content for m in messages if m.role == "user") or " ".join(m.content for m in messages)
     chinese = is_chinese(text)
     seen_in: Counter[str] = Counter()
     first_seen: dict[str, int] = {}
+    # The people talking are in every stretch: naming them says nothing about what was talked about.
+    speakers = {w for m in messages for w in _words(_speaker(m), chinese)}
     for i, message in enumerate(messages):
-        for word in set(_words(message.content, chinese)):
+        for word in set(_words(message.content, chinese)) - speakers:
             seen_in[word] += 1 + (message.role == "user")  # what the user brings up is the topic
             first_seen.setdefault(word, i)
     ranked = sorted(seen_in, key=lambda w: (-seen_in[w], first_seen[w]))[:MAX_TOPICS]
@@ -54,3 +62,24 @@ def summarize_offline(messages: Sequence[ChatMessage], started_at: datetime) -> 
 def stamp_summary(summary: str, started_at: datetime) -> str:
     """An LLM's summary with the same time stamp in front."""
     return f"[{started_at.strftime('%Y-%m-%d %H:%M')}] {summary.strip()}"
+
+
+_TOPICS = re.compile(r"^\[[^\]]*\]\s*(?:聊了|聊过：|Talked about|Topics:)\s*(.+)$")
+
+
+def summarize_episodes(summaries: Sequence[str], started_at: datetime, ended_at: datetime) -> str:
+    """Many episode lines become one, "[2026-01-01 ~ 2026-01-20] 聊过：面试、游戏、猫": the topics that came up most."""
+    counts: Counter[str] = Counter()
+    first: dict[str, int] = {}
+    for index, line in enumerate(summaries):
+        match = _TOPICS.match(line.strip())
+        for topic in re.split(r"[、,，]\s*", match.group(1)) if match else []:
+            if topic.strip():
+                counts[topic.strip()] += 1
+                first.setdefault(topic.strip(), index)
+    topics = sorted(counts, key=lambda t: (-counts[t], first[t]))[:MAX_TOPICS * 2]
+    span = f"[{started_at.strftime('%Y-%m-%d')} ~ {ended_at.strftime('%Y-%m-%d')}]"
+    chinese = is_chinese(" ".join(summaries))
+    if not topics:
+        return f"{span} 闲聊" if chinese else f"{span} Small talk"
+    return f"{span} 聊过：{'、'.join(topics)}" if chinese else f"{span} Topics: {', '.join(topics)}"

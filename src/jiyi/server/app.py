@@ -13,6 +13,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from jiyi import __version__
 from jiyi.jobs.extraction_worker import ExtractionWorker
+from jiyi.jobs.maintenance import MaintenanceScheduler
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy
 from jiyi.server.errors import install_error_handlers, internal_error_response
@@ -30,10 +31,12 @@ def create_app(
     run_worker: bool = True,
     worker_poll_interval: float = 2.0,
     cors_origins: Sequence[str] = (),
+    maintenance_interval: float = 0.0,
 ) -> FastAPI:
     """`user_api_keys` maps API keys to the one user_id each may access (see server/auth.py). `run_worker`: the
     server extracts queued turns (async adds, LLM retries) in the background; turn it off when separate workers do.
-    `cors_origins`: browser origins allowed to call the API directly (e.g. a SillyTavern page), "*" for any."""
+    `cors_origins`: browser origins allowed to call the API directly (e.g. a SillyTavern page), "*" for any.
+    `maintenance_interval`: seconds between lifecycle passes over every user (0: only on demand, POST /maintain)."""
     state = ServerState(memory, AccessPolicy(admin_api_key, user_api_keys))
 
     @asynccontextmanager
@@ -41,9 +44,12 @@ def create_app(
         worker = ExtractionWorker(lambda: state.memory, poll_interval=worker_poll_interval) if run_worker else None
         if worker is not None:
             worker.start()
+        scheduler = MaintenanceScheduler(lambda: state.maintain(), maintenance_interval)
+        scheduler.start()
         try:
             yield
         finally:
+            await scheduler.stop()
             if worker is not None:
                 await worker.stop()
             await state.close()

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -72,12 +72,34 @@ class Metrics:
             "memory_context_degraded_total", "Context calls answered without memories because recall failed",
             registry=self.registry,
         )
+        self.lifecycle = Counter(
+            "memory_lifecycle_total", "Memories changed by maintenance passes", ["action"], registry=self.registry,
+        )
+        self.compression_ratio = Gauge(
+            "memory_compression_ratio", "Live memories before / after the last maintenance pass",
+            registry=self.registry,
+        )
+        self.retention_rate = Gauge(
+            "memory_retention_rate", "Share of memories the last maintenance pass kept", registry=self.registry,
+        )
+        self.maintenance_seconds = Gauge(
+            "memory_maintenance_last_seconds", "Duration of the last maintenance pass", registry=self.registry,
+        )
         self.requests = Counter(
             "http_requests_total", "HTTP requests", ["method", "route", "status"], registry=self.registry
         )
         self.registry.register(_StoreSize(count_by_layer, store_size_max_age))
         if count_turns is not None:
             self.registry.register(_TurnQueue(count_turns))
+
+    def observe_maintenance(self, result: dict[str, Any]) -> None:
+        for action in ("forgotten", "kept", "promoted", "moved", "merged", "summarized", "purged"):
+            self.lifecycle.labels(action).inc(result.get(action, 0))
+        if result.get("compression_ratio") is not None:
+            self.compression_ratio.set(result["compression_ratio"])
+        if result.get("retention_rate") is not None:
+            self.retention_rate.set(result["retention_rate"])
+        self.maintenance_seconds.set(result.get("seconds", 0.0))
 
     def observe_context(self, seconds: float, result: dict[str, Any]) -> None:
         self.context_latency.observe(seconds)

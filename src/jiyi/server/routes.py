@@ -230,6 +230,13 @@ async def delete_all_memories(
     return await m.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id)
 
 
+@router.post("/maintain", tags=["admin"], dependencies=[Admin])
+async def maintain(request: Request, user_id: str | None = None) -> dict[str, Any]:
+    """Run a lifecycle pass now (the server also runs one every JIYI_MAINTENANCE_INTERVAL seconds): decay,
+    forgetting, review, consolidation, purge; for one user or every user."""
+    return await state(request).maintain(user_id)
+
+
 @router.post("/reset", tags=["admin"], dependencies=[Admin])
 async def reset(m: MemoryDep) -> dict[str, str]:
     return await m.reset()

@@ -27,5 +27,11 @@ class ServerState:
             if old.store is not new.store:
                 await old.close()
 
+    async def maintain(self, user_id: str | None = None) -> dict[str, Any]:
+        """One lifecycle pass; its result feeds the lifecycle metrics."""
+        result = await self.memory.maintain(user_id=user_id)
+        self.metrics.observe_maintenance(result)
+        return result
+
     async def close(self) -> None:
         await self.memory.close()

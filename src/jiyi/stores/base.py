@@ -148,6 +148,19 @@ class MemoryStore(Protocol):
     def set_state(self, key: str, value: str) -> None:
         ...
 
+    def get_vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of these live memories (consolidation compares them); unknown ids are left out."""
+        ...
+
+    def user_ids(self) -> list[str]:
+        """Every user_id that has live memories (the maintenance scheduler's work list)."""
+        ...
+
+    def purge(self, deleted_before: datetime, scope: Scope | None = None) -> int:
+        """Remove memories soft-deleted before `deleted_before` for good; their history rows stay, without the text.
+        Returns how many."""
+        ...
+
     def count(self, scope: Scope | None = None) -> dict[str, int]:
         """Live memories per layer."""
         ...

@@ -113,6 +113,7 @@ def row_to_history(row: sqlite3.Row) -> HistoryEvent:
         is_deleted=bool(row["is_deleted"]),
         actor_id=row["actor_id"],
         role=row["role"],
+        reason=row["reason"] if "reason" in row.keys() else None,  # noqa: SIM118 - `in row` looks at values
     )
 
 

@@ -115,6 +115,14 @@ def m006_turns(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
+@migration
+def m007_history_reason(db: sqlite3.Connection) -> None:
+    # Why the lifecycle forgot, kept, promoted or merged a memory: the audit a soft delete needs. Beside the history
+    # table, whose columns stay exactly mem0's.
+    db.execute("CREATE TABLE history_reason (history_id TEXT PRIMARY KEY, reason TEXT NOT NULL)")
+    db.execute("CREATE INDEX memories_deleted ON memories(deleted_at) WHERE deleted_at IS NOT NULL")
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

@@ -82,6 +82,15 @@ def _scope_sql(scope: Scope, params: list[Any], prefix: str = "") -> str:
     return " AND ".join(parts) or "1"
 
 
+def _insert_history(db: sqlite3.Connection, events: Sequence[HistoryEvent], ignore_existing: bool = False) -> None:
+    # The history table keeps mem0's exact columns; the lifecycle's reasons live beside it, keyed by the row's id.
+    verb = "INSERT OR IGNORE" if ignore_existing else "INSERT"
+    db.executemany(f"{verb} INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [history_to_row(e) for e in events])
+    reasons = [(e.id, e.reason) for e in events if e.reason]
+    if reasons:
+        db.executemany(f"{verb} INTO history_reason VALUES (?, ?)", reasons)
+
+
 def _vector_blob(vector: np.ndarray) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
@@ -240,8 +249,7 @@ class SqliteStore:
                 if record.deleted_at is None:  # imported deleted records keep their audit trail, not their index
                     self._index_text(db, rowid, record)
                     added.append((rowid, record, vector))
-            db.executemany("INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           [history_to_row(e) for e in history])
+            _insert_history(db, history)
             for rowid, record, vector in added:
                 for scope, cached in self._vectors.items():
                     if self._in_scope(record.scope, scope):
@@ -272,7 +280,7 @@ class SqliteStore:
                 db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["rowid"],))
                 self._index_text(db, row["rowid"], record)
             if history is not None:
-                db.execute("INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", history_to_row(history))
+                _insert_history(db, [history])
             # Cached search vectors only change with the vector, the owner or the expiry; other edits (importance,
             # provenance, metadata) keep the scope's cache warm.
             if vector is not None or old_scope != record.scope \
@@ -290,13 +298,12 @@ class SqliteStore:
             db.execute("UPDATE memories SET deleted_at = ?, delete_reason = ?, updated_at = ? WHERE id = ?",
                        (format_datetime(when), reason, format_datetime(when), memory_id))
             db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["rowid"],))
-            db.execute("INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", history_to_row(history))
+            _insert_history(db, [history])
             self._forget_cached(Scope(row["user_id"], row["agent_id"], row["run_id"]))
 
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
         with self._write() as db:
-            db.executemany("INSERT OR IGNORE INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           [history_to_row(e) for e in events])
+            _insert_history(db, events, ignore_existing=True)
 
     def record_access(self, memory_ids: Sequence[str], when: datetime) -> None:
         if not memory_ids:
@@ -516,7 +523,8 @@ class SqliteStore:
     def history(self, memory_id: str) -> list[HistoryEvent]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT * FROM history WHERE memory_id = ? ORDER BY created_at, rowid", (memory_id,)
+                "SELECT h.*, r.reason FROM history h LEFT JOIN history_reason r ON r.history_id = h.id "
+                "WHERE h.memory_id = ? ORDER BY h.created_at, h.rowid", (memory_id,)
             ).fetchall()
         return [row_to_history(row) for row in rows]
 
@@ -595,6 +603,42 @@ class SqliteStore:
         with self._write() as db:
             db.execute("INSERT INTO state (key, value) VALUES (?, ?)"
                        " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+    def get_vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        ids = list(dict.fromkeys(memory_ids))
+        with self._lock:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                rows = self._db.execute(
+                    f"SELECT id, embedding FROM memories WHERE deleted_at IS NULL AND embedding IS NOT NULL "
+                    f"AND id IN ({', '.join('?' for _ in chunk)})", chunk,
+                ).fetchall()
+                found.update((row[0], np.frombuffer(row[1], dtype=np.float32).copy()) for row in rows)
+        return found
+
+    def user_ids(self) -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT DISTINCT user_id FROM memories WHERE deleted_at IS NULL AND user_id IS NOT NULL "
+                "ORDER BY user_id").fetchall()
+        return [row[0] for row in rows]
+
+    def purge(self, deleted_before: datetime, scope: Scope | None = None) -> int:
+        params: list[Any] = [format_datetime(deleted_before)]
+        where = "deleted_at IS NOT NULL AND deleted_at < ?"
+        if scope is not None and not scope.is_empty:
+            where += " AND " + _scope_sql(scope, params)
+        with self._write() as db:
+            ids = [row[0] for row in db.execute(f"SELECT id FROM memories WHERE {where}", params)]
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                # The audit trail stays (event, time, reason); what was remembered goes.
+                db.execute(f"UPDATE history SET old_memory = NULL, new_memory = NULL WHERE memory_id IN ({marks})",
+                           chunk)
+                db.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
+        return len(ids)
 
     def count(self, scope: Scope | None = None) -> dict[str, int]:
         params: list[Any] = []

@@ -1,0 +1,106 @@
+"""What the lifecycle does to one memory at a given time: the companion seed's decay rules as a pure policy.
+
+    category          decay                                  forgotten
+    system, core      never (nor importance >= 3.0)          never
+    episode           x0.8 a week, after a week's grace      14 days after it happened or was last recalled
+    fact              x0.95 a week, after a week's grace     once its importance falls below 0.3
+
+Decay is computed, not stored: a memory's effective importance is its stored importance times the decay for the time
+since it was last written, updated or recalled (a recall restarts the clock, as a review does). Stored importance only
+changes when something happens to the memory (BOOST, review). Between "forgotten" and "kept" sits the review band:
+below 0.5 a memory is reviewed before it is forgotten; at 2.5 it is reviewed for promotion to core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from jiyi.core.forgetting import SECONDS_PER_DAY, last_reinforced
+from jiyi.errors import ConfigError
+from jiyi.records import Category, Layer, MemoryRecord
+
+# The kinds of fact that describe the person rather than a moment (see core/facts.py FactKind).
+STABLE_KINDS = frozenset({"personal", "relationship", "health", "preference", "persona"})
+
+
+class Action(StrEnum):
+    NONE = "none"
+    FORGET = "forget"  # soft delete, with the reason
+    REVIEW_FORGET = "review_forget"  # faded into the review band: keep or forget?
+    REVIEW_PROMOTE = "review_promote"  # important enough to be core?
+    MOVE_LONG_TERM = "move_long_term"  # a stable fact that has lasted: long-term layer
+    PURGE = "purge"  # soft-deleted long enough ago: remove for good
+
+
+@dataclass(frozen=True, slots=True)
+class LifecyclePolicy:
+    grace_days: float = 7.0
+    episode_decay: float = 0.8  # per week after the grace
+    episode_max_days: float = 14.0
+    fact_decay: float = 0.95  # per week after the grace
+    forget_below: float = 0.3
+    review_below: float = 0.5
+    promote_at: float = 2.5
+    lasting_importance: float = 3.0
+    long_term_after_days: float = 7.0  # a stable fact this old moves to the long-term layer
+    purge_after_days: float = 30.0  # soft-deleted memories are removed for good after this
+    keep_importance: float = 0.5  # what a memory kept on review is reset to (the seed's rule)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> LifecyclePolicy:
+        """From config["lifecycle"]: any field above."""
+        section = config.get("lifecycle") or {}
+        unknown = set(section) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ConfigError(f"unknown lifecycle settings: {sorted(unknown)}")
+        return cls(**section)
+
+    def lasts(self, record: MemoryRecord) -> bool:
+        return record.category in (Category.SYSTEM, Category.CORE) or record.importance >= self.lasting_importance
+
+    def effective_importance(self, record: MemoryRecord, now: datetime) -> float:
+        if self.lasts(record):
+            return record.importance
+        idle_days = _days(now - last_reinforced(record))
+        weeks = max(idle_days - self.grace_days, 0.0) / 7.0
+        factor = self.episode_decay if record.category is Category.EPISODE else self.fact_decay
+        return record.importance * factor**weeks
+
+    def plan(self, record: MemoryRecord, now: datetime) -> tuple[Action, str]:
+        """The one thing to do to this memory now, and why."""
+        if record.deleted_at is not None:
+            if _days(now - record.deleted_at) >= self.purge_after_days:
+                return Action.PURGE, f"deleted more than {self.purge_after_days:g} days ago"
+            return Action.NONE, ""
+        if self.lasts(record):
+            if record.layer is not Layer.LONG_TERM:
+                return Action.MOVE_LONG_TERM, "a core memory belongs to the long-term layer"
+            return Action.NONE, ""
+        if record.category is Category.EPISODE:
+            happened = max(record.event_time or record.created_at, last_reinforced(record))
+            if _days(now - happened) >= self.episode_max_days:
+                return Action.FORGET, f"episode older than {self.episode_max_days:g} days"
+            return Action.NONE, ""
+        importance = self.effective_importance(record, now)
+        if importance < self.forget_below:
+            return Action.FORGET, f"faded: importance {importance:.2f} < {self.forget_below:g}"
+        if importance < self.review_below:
+            return Action.REVIEW_FORGET, f"faded: importance {importance:.2f} < {self.review_below:g}"
+        if record.importance >= self.promote_at and "promotion-reviewed" not in record.tags:
+            return Action.REVIEW_PROMOTE, f"importance {record.importance:.2f} reached {self.promote_at:g}"
+        if (record.layer is Layer.SHORT_TERM and is_stable(record)
+                and _days(now - record.created_at) >= self.long_term_after_days):
+            return Action.MOVE_LONG_TERM, f"a stable fact older than {self.long_term_after_days:g} days"
+        return Action.NONE, ""
+
+
+def is_stable(record: MemoryRecord) -> bool:
+    """A fact about the person (name, family, health, lasting likes), not a passing state or a plan."""
+    return bool(STABLE_KINDS.intersection(record.tags)) or record.memory_type.value == "preference"
+
+
+def _days(delta: timedelta) -> float:
+    return max(delta.total_seconds(), 0.0) / SECONDS_PER_DAY

@@ -1,0 +1,219 @@
+"""The lifecycle's maintenance pass: decay, forgetting, review, consolidation and purging, one user at a time.
+
+A pass reads the user's memories once, applies core/lifecycle.py's policy to each (forget, review, move to the
+long-term layer, purge what was deleted long ago), consolidates clusters of near-duplicates, and folds old episode
+summaries into one. Every change is a history row with its reason. Passes are idempotent: running one twice in a row
+changes nothing the second time. The offline reviewer decides by rule; see review_offline.
+
+`AsyncMemory.maintain` runs one on demand (`jiyi maintain`, POST /maintain); jobs/maintenance.py's scheduler runs one
+over every user on an interval inside the server.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from jiyi.core.consolidation import most_informative, similar_clusters, union_provenance
+from jiyi.core.episodes import summarize_episodes
+from jiyi.core.lifecycle import Action, LifecyclePolicy, is_stable
+from jiyi.embedders.base import Embedder
+from jiyi.records import (
+    Category,
+    Clock,
+    Event,
+    HistoryEvent,
+    Layer,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    Source,
+)
+from jiyi.stores.base import MemoryStore
+
+log = logging.getLogger("jiyi.maintenance")
+EPISODES_KEPT = 20  # beyond this many episode summaries, the older ones are folded into one
+
+
+@dataclass(slots=True)
+class PassStats:
+    processed: int = 0
+    decayed: int = 0  # memories whose effective importance is below their stored one
+    forgotten: int = 0
+    reviewed: int = 0
+    kept: int = 0
+    promoted: int = 0
+    moved: int = 0
+    merged: int = 0  # memories folded into another by consolidation
+    summarized: int = 0  # episode summaries folded into one
+    purged: int = 0
+    saved_bytes: int = 0
+    live_before: int = 0
+    live_after: int = 0
+    seconds: float = 0.0
+
+    def add(self, other: PassStats) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data["seconds"] = round(self.seconds, 4)
+        data["compression_ratio"] = round(self.live_before / self.live_after, 4) if self.live_after else None
+        data["retention_rate"] = round(1 - self.forgotten / self.processed, 4) if self.processed else None
+        return data
+
+
+@dataclass(slots=True)
+class MaintenancePass:
+    store: MemoryStore
+    embedder: Embedder
+    clock: Clock
+    policy: LifecyclePolicy = field(default_factory=LifecyclePolicy)
+
+    def run(self, user_id: str) -> PassStats:
+        started = time.perf_counter()
+        now = self.clock()
+        scope = Scope(user_id)
+        stats = PassStats(purged=self.store.purge(now - timedelta(days=self.policy.purge_after_days), scope))
+        records = [r for r in self.store.iter_records(scope) if r.scope.user_id == user_id]
+        stats.live_before = len(records)
+        # Episodes are summarized before the old ones are forgotten: what was talked about survives in one line.
+        folded = self._fold_episodes([r for r in records if r.category is Category.EPISODE], now, stats)
+        survivors = []
+        for record in records:
+            if record.id in folded:
+                continue
+            stats.processed += 1
+            if self.policy.effective_importance(record, now) < record.importance:
+                stats.decayed += 1
+            if self._apply(record, now, stats):
+                survivors.append(record)
+        self._consolidate([r for r in survivors if _consolidable(r)], now, stats)
+        stats.live_after = sum(self.store.count(scope).values())
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    # --- one memory ---------------------------------------------------------------------------------------------
+
+    def _apply(self, record: MemoryRecord, now: datetime, stats: PassStats) -> bool:
+        """Apply the policy's action; False if the memory is gone afterwards."""
+        action, reason = self.policy.plan(record, now)
+        if action is Action.FORGET:
+            self._forget(record, now, reason, stats)
+            return False
+        if action is Action.REVIEW_FORGET:
+            stats.reviewed += 1
+            keep, why = review_offline(record, forgetting=True)
+            if not keep:
+                self._forget(record, now, f"{reason}; reviewed: {why}", stats)
+                return False
+            stats.kept += 1
+            # The seed's rule: a memory kept on review starts again from importance 0.5, and the review counts as a
+            # recall (the decay clock restarts).
+            kept = replace(record, importance=max(record.importance, self.policy.keep_importance),
+                           last_accessed_at=now)
+            self._change(kept, Event.KEEP, now, f"{reason}; reviewed: {why}")
+        elif action is Action.REVIEW_PROMOTE:
+            stats.reviewed += 1
+            promote, why = review_offline(record, forgetting=False)
+            if promote:
+                stats.promoted += 1
+                self._change(replace(record, category=Category.CORE, layer=Layer.LONG_TERM), Event.PROMOTE, now,
+                             f"{reason}; reviewed: {why}")
+            else:
+                self._change(replace(record, tags=[*record.tags, "promotion-reviewed"]), Event.KEEP, now,
+                             f"{reason}; reviewed, not promoted: {why}")
+        elif action is Action.MOVE_LONG_TERM:
+            stats.moved += 1
+            self._change(replace(record, layer=Layer.LONG_TERM), Event.MOVE, now, reason)
+        return True
+
+    def _change(self, record: MemoryRecord, event: Event, now: datetime, reason: str) -> None:
+        # Not a new version of the memory: updated_at stays, or the bookkeeping would count as a recall.
+        history = HistoryEvent(record.id, event, record.content, record.content, created_at=record.created_at,
+                               updated_at=now, actor_id=record.actor_id, role=record.role, reason=reason)
+        self.store.update(record, None, history)
+
+    def _forget(self, record: MemoryRecord, now: datetime, reason: str, stats: PassStats) -> None:
+        history = HistoryEvent(record.id, Event.DELETE, record.content, None, created_at=now, updated_at=now,
+                               is_deleted=True, actor_id=record.actor_id, role=record.role, reason=reason)
+        self.store.soft_delete(record.id, reason, history, now)
+        stats.forgotten += 1
+        stats.saved_bytes += len(record.content.encode())
+
+    # --- several memories ---------------------------------------------------------------------------------------
+
+    def _fold_episodes(self, episodes: list[MemoryRecord], now: datetime, stats: PassStats) -> set[str]:
+        """More than EPISODES_KEPT summaries: the older ones become one long-term memory. Returns the folded ids."""
+        if len(episodes) <= EPISODES_KEPT:
+            return set()
+        episodes.sort(key=lambda r: r.event_time or r.created_at)
+        old = episodes[: len(episodes) - EPISODES_KEPT // 2]
+        start = old[0].event_time or old[0].created_at
+        end = old[-1].event_time or old[-1].created_at
+        summary = summarize_episodes([r.content for r in old], start, end)
+        folded = MemoryRecord(
+            content=summary, scope=old[0].scope, memory_type=MemoryType.EPISODIC, layer=Layer.LONG_TERM,
+            category=Category.FACT, importance=1.0, source=Source.BACKGROUND, tags=["episode-summary"],
+            provenance=union_provenance(old), compression_source_ids=[r.id for r in old], created_at=now,
+            event_time=start,
+        )
+        vector = self.embedder.embed_documents([summary])
+        reason = f"{len(old)} episode summaries folded into one"
+        self.store.insert([folded], vector, [HistoryEvent(folded.id, Event.ADD, None, summary, created_at=now,
+                                                          role="system", reason=reason)])
+        for record in old:
+            self._forget(record, now, f"summarized into {folded.id}", stats)
+            stats.forgotten -= 1  # folded, not forgotten
+            stats.summarized += 1
+        return {r.id for r in old}
+
+    def _consolidate(self, candidates: list[MemoryRecord], now: datetime, stats: PassStats) -> None:
+        vectors = self.store.get_vectors([r.id for r in candidates])
+        candidates = [r for r in candidates if r.id in vectors]
+        if len(candidates) < 3:
+            return
+        matrix = np.stack([vectors[r.id] for r in candidates])
+        for cluster in similar_clusters(matrix, self.embedder.calibration):
+            members = [candidates[i] for i in cluster]
+            keeper = most_informative(members)
+            others = [r for r in members if r.id != keeper.id]
+            merged = replace(
+                keeper, layer=Layer.LONG_TERM, importance=max(r.importance for r in members),
+                access_count=sum(r.access_count for r in members), provenance=union_provenance([keeper, *others]),
+                compression_source_ids=list(dict.fromkeys(
+                    [*keeper.compression_source_ids, *(r.id for r in others)])),
+                created_at=min(r.created_at for r in members),
+                tags=list(dict.fromkeys(t for r in members for t in r.tags)),
+            )
+            self._change(merged, Event.MERGE, now, f"consolidated {len(members)} similar memories")
+            for record in others:
+                self._forget(record, now, f"merged into {keeper.id}", stats)
+                stats.forgotten -= 1
+                stats.merged += 1
+
+
+def _consolidable(record: MemoryRecord) -> bool:
+    return record.category is Category.FACT and "episode-summary" not in record.tags
+
+
+def review_offline(record: MemoryRecord, *, forgetting: bool) -> tuple[bool, str]:
+    """The offline reviewer. Forgetting review: keep a stable fact about the person (name, family, health, lasting
+    likes) or one recalled three times or more. Promotion review: promote a stable fact, not a passing state or
+    plan. Returns (keep / promote, why)."""
+    stable = is_stable(record)
+    if forgetting:
+        if stable:
+            return True, "a stable fact about the person"
+        if record.access_count >= 3:
+            return True, f"recalled {record.access_count} times"
+        return False, "a passing detail, rarely recalled"
+    if stable:
+        return True, "a stable fact about the person"
+    return False, "not a lasting fact (a state, plan or event)"
