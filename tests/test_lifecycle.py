@@ -164,6 +164,18 @@ def test_near_duplicates_become_one_long_term_memory_with_every_source(memory: M
     assert memory.maintain(user_id="u")["merged"] == 0  # idempotent
 
 
+def test_similar_but_different_facts_are_never_merged(tmp_path: Path, clock: SimClock) -> None:
+    # e5 (the default) puts these at ~0.9 cosine: one cluster by vectors; their words tell them apart.
+    texts = ["用户住在杭州", "用户住在上海", "用户住在北京", "用户住在杭州西湖边"]
+    with Memory(_async=AsyncMemory(build_store(f"sqlite:///{tmp_path / 'e5.db'}"), build_embedder("e5"),
+                                   clock=clock)) as memory:
+        for text in texts:
+            memory.add(text, user_id="u", infer=False)
+        clock.advance(hours=1)
+        assert memory.maintain(user_id="u")["merged"] == 0
+        assert sorted(m["memory"] for m in memory.get_all(user_id="u")["results"]) == sorted(texts)
+
+
 def test_many_episode_summaries_fold_into_one(memory: Memory, clock: SimClock) -> None:
     for day in range(24):
         text = f"[2026-01-{day + 1:02d} 20:00] 聊了{'面试' if day % 2 else '游戏'}、猫"

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from jiyi.core.consolidation import most_informative, similar_clusters, union_provenance
+from jiyi.core.consolidation import MIN_CLUSTER, most_informative, said_by, similar_clusters, union_provenance
 from jiyi.core.episodes import summarize_episodes
 from jiyi.core.lifecycle import Action, LifecyclePolicy, is_stable
 from jiyi.embedders.base import Embedder
@@ -183,7 +183,10 @@ class MaintenancePass:
         for cluster in similar_clusters(matrix, self.embedder.calibration):
             members = [candidates[i] for i in cluster]
             keeper = most_informative(members)
-            others = [r for r in members if r.id != keeper.id]
+            others = said_by(keeper, members)
+            if len(others) < MIN_CLUSTER - 1:
+                continue
+            members = [keeper, *others]
             merged = replace(
                 keeper, layer=Layer.LONG_TERM, importance=max(r.importance for r in members),
                 access_count=sum(r.access_count for r in members), provenance=union_provenance([keeper, *others]),

@@ -43,11 +43,19 @@ def similar_clusters(vectors: np.ndarray, calibration: Calibration, similarity: 
     return clusters
 
 
-def most_informative(records: Sequence[MemoryRecord]) -> MemoryRecord:
-    def key(record: MemoryRecord) -> tuple[int, float]:
-        return len(set(analyze_for_index(record.content).terms.split())), record.created_at.timestamp()
+def _words(record: MemoryRecord) -> frozenset[str]:
+    return frozenset(analyze_for_index(record.content).terms.split())
 
-    return max(records, key=key)
+
+def most_informative(records: Sequence[MemoryRecord]) -> MemoryRecord:
+    return max(records, key=lambda r: (len(_words(r)), r.created_at.timestamp()))
+
+
+def said_by(keeper: MemoryRecord, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    """The records whose every word the keeper also has: folding them into it loses nothing. Vectors alone would
+    fold "用户住在杭州" into "用户住在上海" (e5 puts them at 0.9 cosine); the words tell them apart."""
+    words = _words(keeper)
+    return [r for r in records if r.id != keeper.id and _words(r) <= words]
 
 
 def union_provenance(records: Sequence[MemoryRecord]) -> list[SourceRef]:
