@@ -343,20 +343,21 @@ class SqliteStore:
             row = self._db.execute(sql, (memory_id,)).fetchone()
         return row_to_memory(row) if row else None
 
-    def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
-        if not memory_ids:
-            return {}
-        found: dict[str, MemoryRecord] = {}
+    def _live_rows(self, columns: str, memory_ids: Sequence[str], condition: str = "1") -> list[sqlite3.Row]:
+        """Rows of these live memories, asked for in chunks (SQLite limits the number of parameters)."""
         ids = list(dict.fromkeys(memory_ids))
+        rows: list[sqlite3.Row] = []
         with self._lock:
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
-                rows = self._db.execute(
-                    f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE deleted_at IS NULL AND id IN "
+                rows += self._db.execute(
+                    f"SELECT {columns} FROM memories WHERE deleted_at IS NULL AND {condition} AND id IN "
                     f"({', '.join('?' for _ in chunk)})", chunk,
                 ).fetchall()
-                found.update((row["id"], row_to_memory(row)) for row in rows)
-        return found
+        return rows
+
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        return {row["id"]: row_to_memory(row) for row in self._live_rows(", ".join(MEMORY_COLUMNS), memory_ids)}
 
     def known_ids(self, memory_ids: Sequence[str]) -> set[str]:
         ids = list(dict.fromkeys(memory_ids))
@@ -605,17 +606,8 @@ class SqliteStore:
                        " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
     def get_vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        ids = list(dict.fromkeys(memory_ids))
-        with self._lock:
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                rows = self._db.execute(
-                    f"SELECT id, embedding FROM memories WHERE deleted_at IS NULL AND embedding IS NOT NULL "
-                    f"AND id IN ({', '.join('?' for _ in chunk)})", chunk,
-                ).fetchall()
-                found.update((row[0], np.frombuffer(row[1], dtype=np.float32).copy()) for row in rows)
-        return found
+        rows = self._live_rows("id, embedding", memory_ids, "embedding IS NOT NULL")
+        return {row[0]: np.frombuffer(row[1], dtype=np.float32).copy() for row in rows}
 
     def user_ids(self) -> list[str]:
         with self._lock:
