@@ -153,10 +153,12 @@ def table_rows(db_path: Path) -> dict[str, int | None]:
 
 def live_memories(store: MemoryStore) -> dict[str, Any]:
     categories: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()  # what the write path saw in it: personal, plan, state, other...; see FactKind
     per_user: Counter[str] = Counter()
     content_bytes = 0
     for record in store.iter_records():
         categories[record.category.value] += 1
+        kinds[next((t for t in record.tags if not t.startswith("slot:")), "untagged")] += 1
         per_user[record.scope.user_id or ""] += 1
         content_bytes += len(record.content.encode())
     counts = sorted(per_user.values())
@@ -164,6 +166,7 @@ def live_memories(store: MemoryStore) -> dict[str, Any]:
         "live": sum(categories.values()),
         "layers": dict(sorted(store.count().items())),
         "categories": dict(sorted(categories.items())),
+        "kinds": dict(kinds.most_common()),
         "content_bytes": content_bytes,
         "per_user": {"p50": counts[len(counts) // 2], "max": counts[-1]} if counts else {"p50": 0, "max": 0},
     }
