@@ -131,7 +131,7 @@ def fake_openai_server() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture
-def fake_openai(fake_openai_server: FakeOpenAI) -> FakeOpenAI:
+def fake(fake_openai_server: FakeOpenAI) -> FakeOpenAI:
     """jiyi's fake OpenAI-compatible server (chat and /rerank) on 127.0.0.1, its script and log cleared."""
     fake_openai_server.reset()
     return fake_openai_server

@@ -22,11 +22,6 @@ from jiyi.rerankers.http import HttpReranker
 from jiyi.testing.fake_openai import FakeOpenAI, Reply
 
 
-@pytest.fixture
-def fake(fake_openai: FakeOpenAI) -> FakeOpenAI:
-    return fake_openai
-
-
 def memory_at(tmp_path: Path, embedder: str = "hashing", **options: Any) -> Memory:
     return Memory(_async=AsyncMemory(build_store(f"sqlite:///{tmp_path / 'read.db'}"), build_embedder(embedder),
                                      **options))

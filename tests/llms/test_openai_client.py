@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -28,18 +27,6 @@ from tests.llms.test_jsonparse import READABLE, UNREADABLE
 
 KEY = "sk-test-3f9a7c1e5b2d"
 MESSAGES = [{"role": "system", "content": "Extract facts as JSON."}, {"role": "user", "content": "我住在杭州"}]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(server: FakeOpenAI) -> FakeOpenAI:
-    server.reset()
-    return server
 
 
 def make_llm(fake: FakeOpenAI, **options: Any) -> OpenAICompatibleLLM:

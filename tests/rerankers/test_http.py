@@ -9,7 +9,7 @@ import math
 import re
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -26,18 +26,6 @@ from tests.conftest import free_port
 KEY = "sk-rerank-8e1f2a9c4d"
 DOCS = ["She likes green tea", "She used to live in a city called Hangzhou", "Her cat is called Mochi"]
 QUERY = "which city does she live in"  # the fake's overlap scores: 1/6, 4/6, 0
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(server: FakeOpenAI) -> FakeOpenAI:
-    server.reset()
-    return server
 
 
 def make_reranker(fake: FakeOpenAI, **options: Any) -> HttpReranker:

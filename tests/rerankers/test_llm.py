@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -134,18 +134,6 @@ def test_aclose_closes_the_llm_only_when_it_owns_it(close_llm: bool) -> None:
 
 
 # ---- through the real OpenAI-compatible client -------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(server: FakeOpenAI) -> FakeOpenAI:
-    server.reset()
-    return server
 
 
 def rerank_over_http(fake: FakeOpenAI, documents: Sequence[str] = DOCS, **options: Any) -> list[float]:

@@ -40,11 +40,6 @@ DAY_1 = [  # what the user said yesterday, one turn each
 
 
 @pytest.fixture
-def fake(fake_openai: FakeOpenAI) -> FakeOpenAI:
-    return fake_openai
-
-
-@pytest.fixture
 def jiyi(make_server: Callable[..., RunningServer], tmp_path: Path, fake: FakeOpenAI) -> Iterator[httpx.Client]:
     """A server whose memories were written offline yesterday; its LLM (for rewrites) is the fake server."""
     store = build_store(f"sqlite:///{tmp_path / 'context.db'}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +23,6 @@ from jiyi.testing.fake_openai import FakeOpenAI, Reply
 
 StartServer = Callable[..., RunningServer]
 KEYS = {"key-alice": "alice", "key-bob": "bob"}
-
-
-@pytest.fixture(scope="module")
-def fake_server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(fake_server: FakeOpenAI) -> FakeOpenAI:
-    fake_server.reset()
-    return fake_server
 
 
 @pytest.fixture
