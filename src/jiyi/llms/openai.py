@@ -4,13 +4,13 @@ Ollama, vLLM, llama.cpp server, LM Studio."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from typing import Any
 
 import httpx
 
+from jiyi._http import ClientPerLoop
 from jiyi.errors import ConfigError
 from jiyi.llms.base import ChatMessages, LLMBadOutput, LLMError, LLMRateLimited, LLMTimeout
 from jiyi.llms.jsonparse import strip_reasoning
@@ -58,31 +58,12 @@ class OpenAICompatibleLLM:
         self._headers = headers
         self._transport = transport
         self._api_key = api_key
-        # One connection pool per event loop (an httpx.AsyncClient belongs to the loop it first ran on): the sync
-        # facade and the server each run their own. A watcher task per loop closes its pool when the loop shuts
-        # down (asyncio.run cancels every task before closing), so short-lived loops leak no connections.
-        self._clients: dict[asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, asyncio.Task[None]]] = {}
+        # One connection pool per event loop: the sync facade and the server each run their own (see jiyi/_http.py).
+        self._clients = ClientPerLoop(lambda: httpx.AsyncClient(headers=self._headers, transport=self._transport),
+                                      name="jiyi-llm-pool-watcher")
 
     def __repr__(self) -> str:  # never print the key
         return f"OpenAICompatibleLLM(model={self.model!r}, base_url={self.base_url!r})"
-
-    def _client(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        for other in [other for other in self._clients if other.is_closed()]:
-            del self._clients[other]
-        entry = self._clients.get(loop)
-        if entry is None or entry[0].is_closed:
-            client = httpx.AsyncClient(headers=self._headers, transport=self._transport)
-            watcher = loop.create_task(self._close_on_shutdown(client), name="jiyi-llm-pool-watcher")
-            entry = self._clients[loop] = (client, watcher)
-        return entry[0]
-
-    @staticmethod
-    async def _close_on_shutdown(client: httpx.AsyncClient) -> None:
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await client.aclose()
 
     async def complete(
         self,
@@ -114,7 +95,7 @@ class OpenAICompatibleLLM:
         while True:
             started = time.perf_counter()
             try:
-                response = await self._client().post(url, json=payload, timeout=timeout)
+                response = await self._clients.get().post(url, json=payload, timeout=timeout)
             except httpx.TimeoutException as exc:
                 # Not retried: the caller has its own deadline, and the write path retries the turn later.
                 raise LLMTimeout(f"LLM at {self.base_url} did not answer within {timeout:g} s") from exc
@@ -169,15 +150,7 @@ class OpenAICompatibleLLM:
         return strip_reasoning(content)
 
     async def aclose(self) -> None:
-        current = asyncio.get_running_loop()
-        entries, self._clients = dict(self._clients), {}
-        for loop, (client, watcher) in entries.items():
-            watcher.cancel()  # its `finally` closes the pool, on the pool's own loop
-            if loop is current:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
-            elif loop.is_running():
-                asyncio.run_coroutine_threadsafe(client.aclose(), loop)
+        await self._clients.aclose()
 
 
 def _error_message(response: httpx.Response) -> str:

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 import httpx
 
+from jiyi._http import ClientPerLoop
 from jiyi.errors import ConfigError
-from jiyi.rerankers._pool import ClientPerLoop
 from jiyi.rerankers.base import RerankError
 
 log = logging.getLogger(__name__)

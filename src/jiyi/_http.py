@@ -1,4 +1,4 @@
-"""One httpx.AsyncClient per event loop, closed when its loop shuts down.
+"""One httpx.AsyncClient per event loop, closed when its loop shuts down (the LLM and reranker clients share it).
 
 An AsyncClient belongs to the loop it first ran on, and jiyi runs several (the sync facade's, the server's,
 asyncio.run in scripts). A watcher task per loop closes that loop's pool when the loop is torn down (asyncio.run
