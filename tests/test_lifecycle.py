@@ -287,3 +287,125 @@ def test_the_server_runs_passes_on_its_own(make_server: Any) -> None:
         while "memory_retention_rate 1.0" not in client.get("/metrics").text:  # 0.0 until a pass has run
             assert time.monotonic() < deadline, "no maintenance pass ran"
             time.sleep(0.1)
+
+
+# --- abstraction, conflicts, importance ---------------------------------------------------------------------------
+
+
+def test_repeated_events_become_a_pattern_that_later_occurrences_join(memory: Memory, clock: SimClock) -> None:
+    said = ["我今天又去健身房练腿了", "我昨晚去健身房练腿了", "我下午去健身房练腿了"]
+    written = []
+    for day, text in zip((0, 2, 4), said, strict=True):
+        clock.now = START + timedelta(days=day)
+        written += [r["id"] for r in memory.add(text, user_id="u")["results"] if r["event"] == "ADD"]
+    messages = {ref.message_id for i in written for ref in memory.store.get(i).provenance}  # type: ignore[union-attr]
+    assert len(messages) == 3  # three occurrences: as new memories, or as sources of one said again
+    clock.now = START + timedelta(days=5)
+    stats = memory.maintain(user_id="u")
+    assert stats["abstracted"] == 1
+    [pattern] = [m for m in memory.get_all(user_id="u")["results"] if "pattern" in m["tags"]]
+    assert pattern["memory"] == "用户经常去健身房练腿" and "level:1" in pattern["tags"]
+    record = memory.store.get(pattern["id"])
+    assert record is not None and record.compression_source_ids == written and record.layer is Layer.LONG_TERM
+    assert {ref.message_id for ref in record.provenance} == messages
+    [(event, reason)] = events(memory, pattern["id"])
+    assert event == "ADD" and reason == f"L1 pattern from {len(written)} memories of it on 3 days"
+    assert memory.maintain(user_id="u")["abstracted"] == 0  # idempotent
+
+    clock.now = START + timedelta(days=9)
+    memory.add("我今天又去健身房练腿了，好累", user_id="u")
+    clock.now = START + timedelta(days=12)
+    stats = memory.maintain(user_id="u")
+    assert stats["abstracted"] == 0
+    record = memory.store.get(pattern["id"])
+    assert record is not None and len({ref.message_id for ref in record.provenance}) == 4
+    # Occurrences older than a week are folded into the pattern.
+    assert stats["merged"] == len(written)
+    gone = memory.store.get(written[0], include_deleted=True)
+    assert gone is not None and gone.delete_reason == f"abstracted into pattern {pattern['id']}"
+
+
+def test_an_older_conflicting_value_is_superseded_with_its_reason(memory: Memory, clock: SimClock) -> None:
+    old = only_id(memory.add("用户住在无锡", user_id="u", infer=False))
+    clock.advance(days=30)
+    new = only_id(memory.add("用户搬到了深圳", user_id="u", infer=False))
+    for memory_id in (old, new):  # as an LLM extractor or an import would leave them: both tagged, both live
+        set_fields(memory, memory_id, tags=["personal", "slot:residence"])
+    clock.advance(days=1)
+    stats = memory.maintain(user_id="u")
+    assert stats["conflicts"] == 1 and memory.store.get(old) is None and memory.store.get(new) is not None
+    event, reason = events(memory, old)[-1]
+    assert event == "DELETE" and reason == "superseded: residence conflict, kept the newer value: 用户搬到了深圳"
+
+
+def test_a_moved_user_keeps_one_residence_however_many_facts_lie_between(memory: Memory, clock: SimClock) -> None:
+    memory.add("我住在无锡", user_id="u")
+    for i in range(40):
+        clock.advance(hours=1)
+        memory.add(f"我今天吃了第{i}碗面条", user_id="u")
+    memory.add("我搬到了深圳", user_id="u")
+    homes = [m["memory"] for m in memory.get_all(user_id="u", limit=100)["results"] if "slot:residence" in m["tags"]]
+    assert homes == ["用户搬到了深圳"]
+
+
+def test_a_fact_said_again_on_other_days_gains_importance_until_promoted(memory: Memory, clock: SimClock) -> None:
+    fact_id = only_id(memory.add("我最喜欢的水果是芒果", user_id="u"))
+    first = memory.store.get(fact_id)
+    assert first is not None
+    memory.add("我最喜欢的水果是芒果", user_id="u")  # the same day: no gain
+    assert memory.store.get(fact_id).importance == first.importance  # type: ignore[union-attr]
+    importance, promoted = first.importance, 0
+    for _ in range(8):  # said every day, with the nightly maintenance pass
+        clock.advance(days=1)
+        memory.add("我最喜欢的水果是芒果", user_id="u")
+        current = memory.store.get(fact_id)
+        assert current is not None and current.importance >= importance
+        importance = current.importance
+        promoted += memory.maintain(user_id="u")["promoted"]
+    assert promoted == 1 and memory.store.get(fact_id).category is Category.CORE  # type: ignore[union-attr]
+    assert events(memory, fact_id)[-1][0] in ("PROMOTE", "MOVE")
+    assert "PROMOTE" in [event for event, _ in events(memory, fact_id)]
+
+
+def test_plans_and_events_fade_within_weeks_but_facts_about_the_person_last(memory: Memory, clock: SimClock) -> None:
+    event = only_id(memory.add("我昨晚去宜家逛了逛", user_id="u"))
+    plan = only_id(memory.add("我下周要去张家界出差", user_id="u"))
+    job = only_id(memory.add("我在字节做后端开发", user_id="u"))
+    for _ in range(8):
+        clock.advance(days=7)
+        memory.maintain(user_id="u")
+    assert memory.store.get(event) is None and memory.store.get(plan) is None
+    assert memory.store.get(job) is not None
+
+
+# --- "forget this" in the chat --------------------------------------------------------------------------------------
+
+
+def test_forget_what_i_just_said_deletes_at_once_and_only_the_users_own(memory: Memory, clock: SimClock) -> None:
+    kept = only_id(memory.add("我养了一只猫叫芝麻", user_id="u"))
+    clock.advance(minutes=1)
+    said = memory.add("我最近在考虑跟男朋友分手", user_id="u")["results"]
+    assert said and all(r["event"] == "ADD" for r in said)
+    other = only_id(memory.add("我最近在考虑跟男朋友分手", user_id="v"))
+    clock.advance(minutes=1)
+    result = memory.add("忘掉我刚才说的", user_id="u")["results"]
+    assert {(r["event"], r["id"]) for r in result} == {("DELETE", r["id"]) for r in said}
+    for r in said:
+        assert memory.store.get(r["id"]) is None
+        event, reason = events(memory, r["id"])[-1]
+        assert event == "DELETE" and reason == "the user asked to forget it"
+    assert memory.store.get(kept) is not None and memory.store.get(other) is not None
+    assert all("分手" not in r["memory"] for r in memory.search("分手", user_id="u")["results"])
+
+
+def test_forget_a_named_topic(memory: Memory, clock: SimClock) -> None:
+    allergy = only_id(memory.add("我对海鲜过敏", user_id="u"))
+    cat = only_id(memory.add("我养了一只猫叫芝麻", user_id="u"))
+    clock.advance(days=3)
+    result = memory.add("把我对海鲜过敏这件事删了吧", user_id="u")["results"]
+    assert [(r["event"], r["id"]) for r in result] == [("DELETE", allergy)]
+    assert memory.store.get(cat) is not None
+    english = only_id(memory.add("My sister Jesica lives in Vancouver", user_id="w"))
+    assert [r["id"] for r in memory.add("Please forget about my sister Jesica", user_id="w")["results"]] == [english]
+    forgot_keys = memory.add("我忘了带钥匙", user_id="u")["results"]  # a statement, not a request
+    assert all(r["event"] != "DELETE" for r in forgot_keys) and memory.store.get(cat) is not None

@@ -57,6 +57,42 @@ def test_untagged_constraints_said_verbatim_come_by_their_words(tmp_path: Path) 
         assert results[0]["id"] == ids[0]
 
 
+def test_a_question_about_an_attribute_brings_the_memory_holding_it(tmp_path: Path) -> None:
+    with memory_at(tmp_path, "e5") as memory:
+        memory.add("我是贵阳人", user_id="u")
+        memory.add("I grew up in Cork", user_id="w")
+        for activity in ["I watched Inception last night", "I had pho for lunch", "I went to the gym yesterday",
+                         "I bought a new lamp", "I went to IKEA on Saturday", "I read a book about whales"]:
+            memory.add(activity, user_id="w")
+        for i, place in enumerate(["宜家", "书店", "公园", "超市", "商场", "电影院", "健身房", "菜市场"] * 3):
+            memory.add(f"我{['昨天', '前天', '周末'][i % 3]}去{place}逛了逛，买了{i + 1}样东西", user_id="u")
+        memory.add("我来自昆明", user_id="v")
+        [hometown] = [m for m in memory.get_all(user_id="u", limit=100)["results"] if "slot:hometown" in m["tags"]
+                      and "贵阳" in m["memory"]]
+        found = memory.search("我老家是哪里的？", user_id="u", top_k=3, explain=True)["results"]
+        assert found[0]["id"] == hometown["id"] and "rules" in found[0]["score_details"]["paths"]
+        assert all(r["user_id"] == "u" for r in found)
+        english = memory.search("Where am I originally from?", user_id="w", top_k=3)["results"]
+        assert english[0]["memory"] == "User grew up in Cork"
+        # A question that asks for no attribute is not given one by rule.
+        plain = memory.search("我周末去哪了", user_id="u", top_k=5, explain=True)["results"]
+        assert all("rules" not in r["score_details"]["paths"] for r in plain)
+
+
+def test_episode_summaries_rank_below_facts_unless_the_question_is_about_past_chats(tmp_path: Path) -> None:
+    with memory_at(tmp_path, "e5") as memory:
+        fact, episode = add_raw(memory, ["用户周末去爬山了", "[2026-01-03 18:00] 聊了周末、爬山、天气"])
+        set_category = memory.store.get(episode)
+        assert set_category is not None
+        set_category.category = Category.EPISODE
+        memory.store.update(set_category, None, None)
+        about_facts = memory.search("周末爬山", user_id="u", explain=True)["results"]
+        assert about_facts[0]["id"] == fact
+        assert next(r for r in about_facts if r["id"] == episode)["score_details"]["weights"]["episode"] == 0.7
+        about_chats = memory.search("我们上次聊了周末爬山的什么？", user_id="u", explain=True)["results"]
+        assert "episode" not in next(r for r in about_chats if r["id"] == episode)["score_details"]["weights"]
+
+
 def test_core_memories_stay_eligible_when_the_candidate_pool_is_full(tmp_path: Path) -> None:
     with memory_at(tmp_path) as memory:
         add_raw(memory, [f"note number {i} about the garden and the weather" for i in range(40)])

@@ -1,8 +1,9 @@
 """The lifecycle's maintenance pass: decay, forgetting, review, consolidation and purging, one user at a time.
 
 A pass reads the user's memories once, applies core/lifecycle.py's policy to each (forget, review, move to the
-long-term layer, purge what was deleted long ago), consolidates clusters of near-duplicates, and folds old episode
-summaries into one. Every change is a history row with its reason. Passes are idempotent: running one twice in a row
+long-term layer, purge what was deleted long ago), resolves conflicts (core/conflicts.py), consolidates clusters of
+near-duplicates, abstracts repeated events into patterns (core/abstraction.py), and folds old episode summaries
+into one. Every change is a history row with its reason. Passes are idempotent: running one twice in a row
 changes nothing the second time. The offline reviewer decides by rule; see review_offline.
 
 `AsyncMemory.maintain` runs one on demand (`jiyi maintain`, POST /maintain); jobs/maintenance.py's scheduler runs one
@@ -19,8 +20,21 @@ from typing import Any
 
 import numpy as np
 
+from jiyi.core.abstraction import (
+    PATTERN_TAG,
+    is_activity,
+    is_pattern,
+    last_occurrence,
+    level_of,
+    level_tag,
+    occurrence_days,
+    pattern_of,
+    repeated_activities,
+)
+from jiyi.core.conflicts import find_conflicts
 from jiyi.core.consolidation import MIN_CLUSTER, most_informative, said_by, similar_clusters, union_provenance
 from jiyi.core.episodes import summarize_episodes
+from jiyi.core.importance import importance_score, on_seed_scale
 from jiyi.core.lifecycle import Action, LifecyclePolicy, is_stable
 from jiyi.embedders.base import Embedder
 from jiyi.records import (
@@ -34,7 +48,7 @@ from jiyi.records import (
     Scope,
     Source,
 )
-from jiyi.stores.base import MemoryStore
+from jiyi.stores.base import MemoryStore, ScoredId
 
 log = logging.getLogger("jiyi.maintenance")
 EPISODES_KEPT = 20  # beyond this many episode summaries, the older ones are folded into one
@@ -51,6 +65,8 @@ class PassStats:
     moved: int = 0
     merged: int = 0  # memories folded into another by consolidation
     summarized: int = 0  # episode summaries folded into one
+    abstracted: int = 0  # patterns written from repeated events (core/abstraction.py)
+    conflicts: int = 0  # memories superseded by a conflicting newer or more certain one (core/conflicts.py)
     purged: int = 0
     saved_bytes: int = 0
     live_before: int = 0
@@ -94,7 +110,10 @@ class MaintenancePass:
                 stats.decayed += 1
             if self._apply(record, now, stats):
                 survivors.append(record)
-        self._consolidate([r for r in survivors if _consolidable(r)], now, stats)
+        superseded = self._resolve_conflicts(survivors, now, stats)
+        survivors = [r for r in survivors if r.id not in superseded]
+        merged = self._consolidate([r for r in survivors if _consolidable(r)], now, stats)
+        self._abstract([r for r in survivors if r.id not in merged], now, stats)
         stats.live_after = sum(self.store.count(scope).values())
         stats.seconds = time.perf_counter() - started
         return stats
@@ -174,11 +193,24 @@ class MaintenancePass:
             stats.summarized += 1
         return {r.id for r in old}
 
-    def _consolidate(self, candidates: list[MemoryRecord], now: datetime, stats: PassStats) -> None:
+    def _resolve_conflicts(self, records: list[MemoryRecord], now: datetime, stats: PassStats) -> set[str]:
+        gone = set()
+        for resolution in find_conflicts(records):
+            if resolution.loser.id in gone:
+                continue
+            self._forget(resolution.loser, now, f"superseded: {resolution.reason}", stats)
+            stats.forgotten -= 1
+            stats.conflicts += 1
+            gone.add(resolution.loser.id)
+        return gone
+
+    def _consolidate(self, candidates: list[MemoryRecord], now: datetime, stats: PassStats) -> set[str]:
+        """Returns the ids of the memories merged into others."""
         vectors = self.store.get_vectors([r.id for r in candidates])
         candidates = [r for r in candidates if r.id in vectors]
+        gone: set[str] = set()
         if len(candidates) < 3:
-            return
+            return gone
         matrix = np.stack([vectors[r.id] for r in candidates])
         for cluster in similar_clusters(matrix, self.embedder.calibration):
             members = [candidates[i] for i in cluster]
@@ -200,6 +232,91 @@ class MaintenancePass:
                 self._forget(record, now, f"merged into {keeper.id}", stats)
                 stats.forgotten -= 1
                 stats.merged += 1
+                gone.add(record.id)
+        return gone
+
+
+    def _abstract(self, records: list[MemoryRecord], now: datetime, stats: PassStats) -> None:
+        """Repeated events become an L1 pattern; a later occurrence joins its pattern. Occurrences older than the
+        grace period that a pattern holds are folded into it: the pattern says what they said, and when."""
+        patterns = [r for r in records if is_pattern(r) and level_of(r) == 1]
+        merged_into = {source: p for p in patterns for source in p.compression_source_ids}
+        activities = [r for r in records if is_activity(r)]
+        joined: dict[str, list[MemoryRecord]] = {}
+        loose = []
+        for record in activities:
+            if record.id in merged_into:
+                continue
+            pattern = pattern_of(record, patterns)
+            if pattern is None:
+                loose.append(record)
+            else:
+                joined.setdefault(pattern.id, []).append(record)
+        for pattern in patterns:
+            if pattern.id in joined:
+                pattern = self._reinforce(pattern, joined[pattern.id], now)
+                merged_into.update({r.id: pattern for r in joined[pattern.id]})
+        for group in repeated_activities(loose):
+            pattern = self._new_pattern(group.members, group.sentence, now, stats)
+            merged_into.update({r.id: pattern for r in group.members})
+        grace = timedelta(days=self.policy.grace_days)
+        due: dict[str, list[MemoryRecord]] = {}
+        for record in activities:
+            pattern = merged_into.get(record.id)
+            if pattern is not None and now - (record.event_time or record.created_at) >= grace:
+                due.setdefault(pattern.id, []).append(record)
+        for pattern_id, folded in due.items():
+            pattern = merged_into[folded[0].id]
+            known = {ref.message_id for ref in pattern.provenance}
+            said_since = [r for r in folded if any(ref.message_id not in known for ref in r.provenance)]
+            if said_since:  # said again after the pattern was written: the pattern keeps those sources
+                self._reinforce(pattern, said_since, now)
+            for record in folded:
+                self._forget(record, now, f"abstracted into pattern {pattern_id}", stats)
+                stats.forgotten -= 1
+                stats.merged += 1
+
+    def _new_pattern(self, members: list[MemoryRecord], sentence: str, now: datetime,
+                     stats: PassStats) -> MemoryRecord:
+        agents = {r.scope.agent_id for r in members}
+        scope = Scope(members[0].scope.user_id, agents.pop() if len(agents) == 1 else None)
+        vector = self.embedder.embed_documents([sentence])
+        nearest = [h for h in self.store.vector_search(scope, vector[0], 1) if h.memory_id not in
+                   {r.id for r in members}]
+        score = importance_score(kinds=["pattern"], text=sentence, confidence=0.9,
+                                 max_similarity=calibration_of(self.embedder, nearest))
+        last = last_occurrence(members)
+        pattern = MemoryRecord(
+            content=sentence, scope=scope, memory_type=MemoryType.SEMANTIC, layer=Layer.LONG_TERM,
+            category=Category.FACT, importance=on_seed_scale(score), source=Source.BACKGROUND,
+            tags=[PATTERN_TAG, level_tag(1), "habit"], provenance=union_provenance(members),
+            compression_source_ids=[r.id for r in members], created_at=now, updated_at=last,
+            event_time=min(r.event_time or r.created_at for r in members),
+            metadata={"abstraction": {"level": 1, "days": occurrence_days(members), "last_seen": last.isoformat()}},
+        )
+        reason = f"L1 pattern from {len(members)} memories of it on {occurrence_days(members)} days"
+        self.store.insert([pattern], vector, [HistoryEvent(pattern.id, Event.ADD, None, sentence, created_at=now,
+                                                           role="system", reason=reason)])
+        stats.abstracted += 1
+        return pattern
+
+    def _reinforce(self, pattern: MemoryRecord, occurrences: list[MemoryRecord], now: datetime) -> MemoryRecord:
+        last = last_occurrence(occurrences)
+        info = dict(pattern.metadata.get("abstraction") or {})
+        info.update(days=occurrence_days([pattern, *occurrences]), last_seen=last.isoformat())
+        # A new occurrence renews the pattern: its decay restarts from the last time it happened.
+        reinforced = replace(
+            pattern, compression_source_ids=list(dict.fromkeys(
+                [*pattern.compression_source_ids, *(r.id for r in occurrences)])),
+            provenance=union_provenance([pattern, *occurrences])[-200:],
+            updated_at=max(pattern.updated_at or last, last),
+            metadata={**pattern.metadata, "abstraction": info})
+        self._change(reinforced, Event.MERGE, now, f"{len(occurrences)} more memories of the pattern")
+        return reinforced
+
+
+def calibration_of(embedder: Embedder, hits: list[ScoredId]) -> float:
+    return embedder.calibration.relevance(hits[0].score) if hits else 0.0
 
 
 def _consolidable(record: MemoryRecord) -> bool:

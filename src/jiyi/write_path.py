@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,11 @@ import numpy as np
 from jiyi.core import llm_memory, offline
 from jiyi.core.episodes import stamp_summary, summarize_offline
 from jiyi.core.facts import Candidate, Decision, Fact
+from jiyi.core.filters import Node, parse_filters
+from jiyi.core.forget_request import ForgetRequest, forget_request
+from jiyi.core.importance import importance_score, on_seed_scale
 from jiyi.core.messages import ChatMessage
+from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.core.text import query_terms
 from jiyi.embedders.base import Embedder
 from jiyi.llms.base import LLM, LLMError
@@ -48,6 +53,12 @@ from jiyi.stores.base import MemoryStore
 log = logging.getLogger(__name__)
 
 MAX_IMPORTANCE = 5.0
+# How definite an extracted statement is before hedges are counted (core/importance.py): offline rules only fire on
+# plain statements, and an LLM is asked for facts, not guesses.
+EXTRACTION_CERTAINTY = 0.9
+# "Forget <topic>": the memories this close to the topic (fused relevance, as the read path gates on), at most so many.
+FORGET_RELEVANCE = 0.5
+FORGET_AT_MOST = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +73,7 @@ class WriteSettings:
     lease_seconds: float = 300.0  # a claimed turn whose worker died is taken again after this
     episode_every: int = 30  # messages per episode summary
     boost: float = 0.3  # importance a memory gains when it shaped a reply
+    repeat_boost: float = 0.15  # importance a memory gains when it is said again on another day
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> WriteSettings:
@@ -139,6 +151,13 @@ class WritePath:
         turn.attempts += 1
         now = self.clock()
         applied: list[_Applied] = []  # filled as changes are made, so a turn failing midway reports what it wrote
+        requests = [(m, r) for m in messages if m.role == "user" and (r := forget_request(m.content))]
+        if requests:
+            # "忘掉我刚才说的": an instruction, carried out at once; nothing is extracted from it.
+            for message, request in requests:
+                applied += await self._io(self._forget_requested, turn, message, request)
+            asked = {m.id for m, _ in requests}
+            messages = [m for m in messages if m.id not in asked]
         try:
             if self.llm is not None:
                 await self._with_llm(turn, messages, applied)
@@ -232,6 +251,33 @@ class WritePath:
                     decisions.append(Decision(Event.BOOST, candidate.text, candidate.memory_id, reason="echoed"))
         return await self._apply(turn, messages, decisions, facts, vectors)
 
+    def _forget_requested(self, turn: TurnRecord, message: StoredMessage, request: ForgetRequest) -> list[_Applied]:
+        """Delete what the user asked to forget, only ever among their own memories: the memories made from their
+        message just before this one, or those that match the named topic closely."""
+        scope = Scope(turn.scope.user_id, turn.scope.agent_id, turn.scope.run_id)
+        targets: list[MemoryRecord] = []
+        if request.topic is None:
+            earlier = [m for m in self.store.list_messages(turn.scope, 20)
+                       if m.role == "user" and m.created_at <= message.created_at and m.id != message.id]
+            if earlier:
+                last = max(earlier, key=lambda m: m.created_at)
+                targets = [r for r in self.store.iter_records(_search_scope(scope))
+                           if any(ref.message_id == last.id for ref in r.provenance)]
+        else:
+            found = hybrid_search(self.store, self.embedder, SearchRequest(
+                request.topic, _search_scope(scope), top_k=FORGET_AT_MOST, rules=False, now=self.clock()))
+            targets = [hit.record for hit in found.hits if hit.relevance >= FORGET_RELEVANCE]
+        now = self.clock()
+        applied = []
+        for record in targets:
+            if record.scope.user_id != turn.scope.user_id or record.category is Category.SYSTEM:
+                continue
+            history = HistoryEvent(record.id, Event.DELETE, record.content, None, created_at=now, updated_at=now,
+                                   is_deleted=True, role="user", reason="the user asked to forget it")
+            self.store.soft_delete(record.id, "the user asked to forget it", history, now)
+            applied.append(_Applied(Event.DELETE, record.id, record.content, role="user"))
+        return applied
+
     def _agent_mode(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> bool:
         return turn.scope.agent_id is not None and any(m.role == "assistant" for m in messages)
 
@@ -265,6 +311,11 @@ class WritePath:
             # Keyword hits catch what a small embedding model misses (names, places); their cosine is computed.
             for hit in self.store.keyword_search(search_scope, query_terms(fact.text), 3):
                 scores.setdefault(hit.memory_id, 0.0)
+            if fact.slot:
+                # The memory holding the slot's old value ("用户住在无锡" for "用户搬到了深圳") may not be among the
+                # most similar ones in a store full of other facts; without it the old value would stay beside the new.
+                for hit in self.store.vector_search(search_scope, vector, 2, _slot_filter(fact.slot)):
+                    scores.setdefault(hit.memory_id, hit.score)
             found.append(scores)
         records = self.store.get_many(sorted({i for scores in found for i in scores}))
         out = []
@@ -326,6 +377,8 @@ class WritePath:
             if not decision.text:
                 return None
             record = self._new_record(turn, decision.text, fact, refs, actor, about, now, when)
+            if fact is not None:
+                record.importance = self._importance(turn.scope, fact, decision.text, vectors[decision.text])
             history = HistoryEvent(record.id, Event.ADD, None, record.content, created_at=now,
                                    actor_id=actor, role=about)
             self.store.insert([record], vectors[decision.text][None, :], [history])
@@ -354,8 +407,14 @@ class WritePath:
             # Said again: the memory gains this source, and moves to the session it was last said in.
             scope = Scope(current.scope.user_id, turn.scope.agent_id or current.scope.agent_id,
                           turn.scope.run_id or current.scope.run_id)
-            self.store.update(replace(current, scope=scope, provenance=[*current.provenance, *refs][-50:]),
-                              None, None)
+            said = replace(current, scope=scope, provenance=[*current.provenance, *refs][-50:])
+            last_said = max((r.created_at for r in current.provenance if r.created_at), default=current.created_at)
+            if when.date() != last_said.date():
+                # Said again on another day: a stable fact gains importance (and may reach promotion to core), and
+                # the repetition counts as a recall, restarting its decay.
+                said.importance = min(current.importance + self.settings.repeat_boost, MAX_IMPORTANCE)
+                said.last_accessed_at = now
+            self.store.update(said, None, None)
             return _Applied(Event.NONE, current.id, current.content)
         if decision.event is Event.BOOST:
             raised = replace(current, importance=min(current.importance + self.settings.boost, MAX_IMPORTANCE),
@@ -365,6 +424,14 @@ class WritePath:
             self.store.update(raised, None, history)
             return _Applied(Event.BOOST, current.id, current.content)
         return None
+
+    def _importance(self, scope: Scope, fact: Fact, text: str, vector: np.ndarray) -> float:
+        """The design's four measures (core/importance.py) averaged with the extractor's own judgement."""
+        nearest = self.store.vector_search(_search_scope(scope), vector, 1)
+        similarity = self.embedder.calibration.relevance(nearest[0].score) if nearest else 0.0
+        score = importance_score(kinds=[fact.kind.value], text=text, confidence=EXTRACTION_CERTAINTY,
+                                 max_similarity=similarity)
+        return on_seed_scale((score + min(max(fact.importance, 0.0), 1.0)) / 2)
 
     def _new_record(self, turn: TurnRecord, text: str, fact: Fact | None, refs: list[SourceRef], actor: str | None,
                     about: str, now: datetime, when: datetime) -> MemoryRecord:
@@ -443,3 +510,8 @@ def _unique_candidates(groups: Sequence[Sequence[Candidate]]) -> list[Candidate]
         for candidate in group:
             seen.setdefault(candidate.memory_id, candidate)
     return list(seen.values())
+
+
+@lru_cache(maxsize=256)
+def _slot_filter(slot: str) -> Node | None:
+    return parse_filters({"jiyi.tags": {"contains": f"slot:{slot}"}})

@@ -125,7 +125,8 @@ def _check_run(result: dict[str, Any]) -> None:
     assert month["messages_sent"] == result["data"]["messages"] and month["rows"]["messages"] == month["messages_sent"]
     assert month["live"] == sum(month["categories"].values()) == sum(month["layers"].values())
     compression = result["compression"]
-    assert compression["memories"]["written_by_write_path"] >= compression["memories"]["live"] > 0
+    written = compression["memories"]["written_by_write_path"] + compression["lifecycle_inserts"]
+    assert written >= compression["memories"]["live"] > 0
     recall = result["recall"]
     assert recall["overall"]["n"] == result["data"]["planted_facts"] > 0
     assert sum(v["n"] for v in recall["by_fact"].values()) == recall["overall"]["n"]

@@ -14,6 +14,7 @@ class FactKind(StrEnum):
     PERSONAL = "personal"  # name, age, job, home, birthday
     RELATIONSHIP = "relationship"  # family, partners, friends, pets
     PLAN = "plan"
+    EVENT = "event"  # something that happened once: "昨晚去宜家逛了逛", "watched Inception last night"
     STATE = "state"  # emotions and passing conditions
     HEALTH = "health"  # illnesses, allergies, diet
     PERSONA = "persona"  # the assistant's own traits
@@ -23,6 +24,7 @@ class FactKind(StrEnum):
 _MEMORY_TYPES = {
     FactKind.PREFERENCE: MemoryType.PREFERENCE,
     FactKind.PLAN: MemoryType.EPISODIC,
+    FactKind.EVENT: MemoryType.EPISODIC,
     FactKind.STATE: MemoryType.EPISODIC,
 }
 

@@ -8,6 +8,7 @@ bring the user's preferences and constraints along (the rules path in retrieval.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from jiyi.core.filters import Node, parse_filters
 from jiyi.core.text import query_terms
@@ -39,3 +40,63 @@ CONSTRAINT_TERMS: tuple[str, ...] = tuple(dict.fromkeys(t for t in query_terms(_
 
 def asks_for_advice(query: str) -> bool:
     return bool(_ADVICE_ZH.search(query) or _ADVICE_EN.search(query))
+
+
+# --- Questions about one attribute of the user ---------------------------------------------------------------------
+# "我老家是哪里的？" shares no word with "用户来自贵阳", and on a small multilingual embedder the two are not close
+# either: a month of chit-chat and one-off events outranks the answer. A question that asks for a single-valued
+# attribute brings the memories that hold it — extracted facts carry it as a `slot:<name>` tag (core/facts.py),
+# memories stored as they were said are found by the words that state it.
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    slot: str
+    question: re.Pattern[str]
+    stated_by: tuple[str, ...]  # index terms (core/text.py) of words that state it
+
+    @property
+    def tag_filter(self) -> Node | None:
+        return parse_filters({"jiyi.tags": {"contains": f"slot:{self.slot}"}})
+
+
+def _attribute(slot: str, question: str, stated_by: str) -> Attribute:
+    terms = tuple(dict.fromkeys(query_terms(stated_by)))
+    return Attribute(slot, re.compile(question, re.IGNORECASE), terms)
+
+
+ATTRIBUTES: tuple[Attribute, ...] = (
+    _attribute("hometown",
+               r"老家|家乡|故乡|哪里人|哪儿人|什么地方人|来自哪|从哪[里儿]?来|(?:出生|长大)在哪|在哪[里儿]?(?:出生|长大)|"
+               r"\b(?:hometown|originally|grow up|grew up|born|where (?:am|was) i from|where do i come from)\b",
+               "老家 家乡 故乡 来自 出生 长大 hometown grew born originally"),
+    _attribute("residence",
+               r"住[在哪]|住哪|在哪[个座]?城市|哪个城市|搬到哪|搬去哪|家在哪|"
+               r"\b(?:where do i live|where i live|which city|what city|live now|living now|moved to)\b",
+               "住在 搬到 搬家 定居 live lives living moved move"),
+    _attribute("job",
+               r"(?:做|干)什么工作|什么工作|哪[里儿家]?(?:上班|工作)|职业|干什么的|做什么的|"
+               r"\b(?:where do i work|my job|for a living|what do i do|my work|employer|occupation)\b",
+               "工作 上班 职业 入职 公司 work works job employed engineer"),
+    _attribute("name",
+               r"我叫什么|我的名字|我名字|\b(?:my name|what am i called)\b",
+               "名字 name called"),
+)
+
+
+def asked_attributes(query: str) -> tuple[Attribute, ...]:
+    """The user's attributes a question asks for (usually none, sometimes one)."""
+    return tuple(a for a in ATTRIBUTES if a.question.search(query))
+
+
+# Episode summaries ("[2026-01-03 18:00] 聊了面试、游戏") answer questions about past conversations; for anything else
+# their list of topics matches too much too weakly.
+_ABOUT_CHATS = re.compile(
+    r"聊[过了到]|聊天|谈[过到]|说[过起]|提[过到起]|上次|那次|之前|以前|还记得|记得吗|那天|那时|"
+    r"\b(?:talk(?:ed)?|chat(?:ted)?|discuss(?:ed)?|conversation|mention(?:ed)?|last time|remember|told you|said)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_past_chats(query: str) -> bool:
+    return bool(_ABOUT_CHATS.search(query))

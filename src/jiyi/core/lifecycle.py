@@ -3,7 +3,8 @@
     category          decay                                  forgotten
     system, core      never (nor importance >= 3.0)          never
     episode           x0.8 a week, after a week's grace      14 days after it happened or was last recalled
-    fact              x0.95 a week, after a week's grace     once its importance falls below 0.3
+    plan, event, state x0.7 a week, after a week's grace     once its importance falls below 0.3 (about 5 weeks)
+    other facts       x0.95 a week, after a week's grace     once its importance falls below 0.3
 
 Decay is computed, not stored: a memory's effective importance is its stored importance times the decay for the time
 since it was last written, updated or recalled (a recall restarts the clock, as a review does). Stored importance only
@@ -23,7 +24,10 @@ from jiyi.errors import ConfigError
 from jiyi.records import Category, Layer, MemoryRecord
 
 # The kinds of fact that describe the person rather than a moment (see core/facts.py FactKind).
-STABLE_KINDS = frozenset({"personal", "relationship", "health", "preference", "persona"})
+STABLE_KINDS = frozenset({"personal", "relationship", "health", "preference", "persona", "habit"})
+# Facts about a moment: a plan, something that happened, a passing mood. They matter for a few weeks; what lasts of
+# them is the pattern they form (core/abstraction.py), not each one.
+TRANSIENT_KINDS = frozenset({"plan", "event", "state"})
 
 
 class Action(StrEnum):
@@ -41,6 +45,7 @@ class LifecyclePolicy:
     episode_decay: float = 0.8  # per week after the grace
     episode_max_days: float = 14.0
     fact_decay: float = 0.95  # per week after the grace
+    transient_decay: float = 0.7  # per week after the grace, for plans, events and states
     forget_below: float = 0.3
     review_below: float = 0.5
     promote_at: float = 2.5
@@ -66,8 +71,12 @@ class LifecyclePolicy:
             return record.importance
         idle_days = _days(now - last_reinforced(record))
         weeks = max(idle_days - self.grace_days, 0.0) / 7.0
-        factor = self.episode_decay if record.category is Category.EPISODE else self.fact_decay
-        return record.importance * factor**weeks
+        return record.importance * self.decay_per_week(record)**weeks
+
+    def decay_per_week(self, record: MemoryRecord) -> float:
+        if record.category is Category.EPISODE:
+            return self.episode_decay
+        return self.transient_decay if is_transient(record) else self.fact_decay
 
     def plan(self, record: MemoryRecord, now: datetime) -> tuple[Action, str]:
         """The one thing to do to this memory now, and why."""
@@ -100,6 +109,11 @@ class LifecyclePolicy:
 def is_stable(record: MemoryRecord) -> bool:
     """A fact about the person (name, family, health, lasting likes), not a passing state or a plan."""
     return bool(STABLE_KINDS.intersection(record.tags)) or record.memory_type.value == "preference"
+
+
+def is_transient(record: MemoryRecord) -> bool:
+    """A fact about a moment (see TRANSIENT_KINDS); memories stored verbatim are not judged by kind."""
+    return record.category is Category.FACT and bool(TRANSIENT_KINDS.intersection(record.tags))
 
 
 def _days(delta: timedelta) -> float:

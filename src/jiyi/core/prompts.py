@@ -6,7 +6,7 @@ keep the data block, as mem0 does.
 
 from __future__ import annotations
 
-FACT_KINDS = "preference | personal | relationship | plan | state | health | other"
+FACT_KINDS = "preference | personal | relationship | plan | event | state | health | other"
 
 USER_FACTS_EN = f"""You keep the long-term memory of a personal assistant. Read the conversation and write down what is
 worth remembering about the USER for future conversations.

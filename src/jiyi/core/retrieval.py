@@ -3,7 +3,8 @@
 - vector: exact cosine search over the scope, plus the scope's core and system memories, which are always eligible
   however many other memories crowd the candidate pool;
 - keyword: BM25 over segmented text (core/text.py), searching with the informative words of the query;
-- rules: a request for a recommendation or advice brings the user's preferences and constraints (core/intent.py).
+- rules: a request for a recommendation or advice brings the user's preferences and constraints, a question about
+  one of the user's attributes (老家, where do I live) the memories holding it (core/intent.py).
 
 The paths run one after the other in one worker thread: on a 2-core machine running them in parallel was slower
 (they share the store's lock, and a second thread competes with the embedder's own threads; bench/scale.py).
@@ -22,11 +23,17 @@ import numpy as np
 
 from jiyi.core.filters import Logic, Node, parse_filters
 from jiyi.core.fusion import PathHit, fuse
-from jiyi.core.intent import CONSTRAINT_FILTER, CONSTRAINT_TERMS, asks_for_advice
+from jiyi.core.intent import (
+    CONSTRAINT_FILTER,
+    CONSTRAINT_TERMS,
+    asked_attributes,
+    asks_about_past_chats,
+    asks_for_advice,
+)
 from jiyi.core.ranking import RankingWeights
 from jiyi.core.text import analyze_for_index, has_cjk, normalize, query_terms
 from jiyi.embedders.base import Embedder
-from jiyi.records import MemoryRecord, Scope, SearchHit, utcnow
+from jiyi.records import Category, MemoryRecord, Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore, ScoredId
 
 # A vector hit that shares nothing measurable with the query still ranks, just below every real match.
@@ -45,7 +52,10 @@ class RetrievalSettings:
     # not above a memory that really matches the query.
     path_weights: dict[str, float] = field(default_factory=lambda: {"vector": 1.0, "keyword": 1.0, "rules": 0.6})
     rule_relevance: float = 0.5  # how relevant a preference or constraint is to a request for advice, by rule
+    attribute_relevance: float = 0.8  # how relevant a memory holding the asked-for attribute is ("我老家是哪里的？")
     rule_limit: int = 8
+    # An episode summary's share of its score, unless the query is about past conversations (intent.py).
+    episode_weight: float = 0.7
     core_limit: int = 20
 
 
@@ -159,20 +169,33 @@ def recall_by_keyword(store: MemoryStore, request: SearchRequest, pool: int) -> 
 
 
 def recall_by_rules(store: MemoryStore, request: SearchRequest, query_vector: np.ndarray | None,
-                    limit: int) -> PathResult:
-    """Preferences and constraints, for a request for advice: tagged ones nearest the query first, then memories that
-    state one in so many words (stored verbatim, without tags)."""
+                    settings: RetrievalSettings) -> PathResult:
+    """Memories a rule says the query needs, each hit's score being the relevance the rule gives it:
+    - a question about one of the user's attributes (老家, where do I live): the memories that hold it — tagged ones
+      nearest the query first, then memories that state it in so many words (stored verbatim, without tags);
+    - a request for advice: the user's preferences and constraints, found the same two ways."""
     started = time.perf_counter()
-    if not request.rules or limit <= 0 or not asks_for_advice(request.query):
+    limit = settings.rule_limit
+    if not request.rules or limit <= 0:
         return PathResult([], 0.0)
-    hits: list[ScoredId] = []
-    if query_vector is not None:
-        hits = store.vector_search(request.scope, query_vector, limit, _and(CONSTRAINT_FILTER, request.where),
-                                   request.include_expired)
-    seen = {h.memory_id for h in hits}
-    worded = store.keyword_search(request.scope, CONSTRAINT_TERMS, limit, request.where, request.include_expired)
-    hits += [h for h in worded if h.memory_id not in seen]
-    return PathResult(hits[:limit], _ms(started))
+    wanted: list[tuple[Node | None, tuple[str, ...], float]] = [
+        (attribute.tag_filter, attribute.stated_by, settings.attribute_relevance)
+        for attribute in asked_attributes(request.query)]
+    if asks_for_advice(request.query):
+        wanted.append((CONSTRAINT_FILTER, CONSTRAINT_TERMS, settings.rule_relevance))
+    found: dict[str, float] = {}
+    for tagged, words, relevance in wanted:
+        hits: list[ScoredId] = []
+        if query_vector is not None:
+            hits = store.vector_search(request.scope, query_vector, limit, _and(tagged, request.where),
+                                       request.include_expired)
+        hits += store.keyword_search(request.scope, words, limit, request.where, request.include_expired)
+        for hit in hits:
+            if len(found) >= limit * len(wanted):
+                break
+            found[hit.memory_id] = max(found.get(hit.memory_id, 0.0), relevance)
+    ranked = sorted(found.items(), key=lambda item: -item[1])  # stable: nearest first within one relevance
+    return PathResult([ScoredId(memory_id, relevance) for memory_id, relevance in ranked], _ms(started))
 
 
 def candidate_pool(top_k: int) -> int:
@@ -200,7 +223,7 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
             return max(calibration.relevance(hit.score), MIN_VECTOR_RELEVANCE)
         if path == "keyword":
             return keyword_relevance(keyword.terms, idf, records[hit.memory_id])
-        return settings.rule_relevance
+        return hit.score  # the rule's own
 
     ranked = {path: [PathHit(h.memory_id, h.score, path_relevance(path, h))
                      for h in result.hits if h.memory_id in records]
@@ -208,14 +231,18 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
     # Scores are normalised by the measured paths only: a rule adds to a memory's score, never dilutes the others.
     norm = sum(settings.path_weights.get(p, 1.0) for p in MEASURED_PATHS)
     now = request.now or utcnow()
+    episodes_weigh_less = not asks_about_past_chats(request.query)
     hits = []
     for fused in fuse(ranked, settings.path_weights, norm=norm):
         record = records[fused.memory_id]
         score, factors = settings.ranking.weigh(fused.score, record, now)
+        if episodes_weigh_less and record.category is Category.EPISODE:
+            score *= settings.episode_weight
+            factors["episode"] = settings.episode_weight
         # Relevance is the fused score itself: on e5 a memory's cosine alone says little (an unrelated Chinese
-        # sentence can score 0.87), agreement between the paths says more (bench/zh_retrieval.py). A preference
-        # brought by the rules path counts as relevant to a request for advice, whatever its similarity.
-        relevance = max(fused.score, settings.rule_relevance if "rules" in fused.paths else 0.0)
+        # sentence can score 0.87), agreement between the paths says more (bench/zh_retrieval.py). A memory a rule
+        # brought (a preference for a request for advice) counts as relevant as the rule says, whatever its similarity.
+        relevance = max(fused.score, fused.paths.get("rules", {}).get("score", 0.0))
         details: dict[str, object] = {}
         if request.explain:
             details = {"fused": round(fused.score, 6), "paths": fused.paths,
@@ -233,7 +260,7 @@ def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest
     pool = pool or candidate_pool(request.top_k)
     vector = recall_by_vector(store, embedder, request, pool, settings.core_limit)
     keyword = recall_by_keyword(store, request, pool)
-    rules = recall_by_rules(store, request, vector.query_vector, settings.rule_limit)
+    rules = recall_by_rules(store, request, vector.query_vector, settings)
     started = time.perf_counter()
     paths = {"vector": vector, "keyword": keyword, "rules": rules}
     ranked = fuse_paths(store, embedder, request, paths, settings)

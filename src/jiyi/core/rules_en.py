@@ -49,13 +49,23 @@ _NO_INFLECTION = {"can", "can't", "cannot", "could", "couldn't", "will", "won't"
                   "shouldn't", "might", "must", "may", "did", "didn't", "used", "just", "also", "really", "still",
                   "never", "always", "usually", "often", "sometimes", "recently", "finally", "already", "totally",
                   "absolutely", "actually", "definitely", "only", "even", "kinda", "kind", "sort"}
+# Irregular past tenses: already what a fact says in the third person ("I went" → "User went", never "User wents").
+PAST_IRREGULAR = frozenset(
+    "went had made got saw ate took bought ran came told met left felt found gave thought wrote began brought caught "
+    "drank drove flew forgot slept spent swam taught won wore lost kept sent sold sat stood understood heard paid built "
+    "fell grew knew rode rang sang spoke broke chose froze hid held led lent meant rose shook stole struck swore threw "
+    "woke fought fed bit bent dug hung lay slid spun sprang stuck stung".split())
+# A statement about something that happened, not a plan: a past verb or a past time.
+_PAST_TIME = re.compile(r"\b(?:yesterday|last (?:night|week|weekend|month|year|time|monday|tuesday|wednesday|thursday|"
+                        r"friday|saturday|sunday)|\d+ (?:days?|weeks?|months?) ago|earlier today|just now)\b", _I)
+_FUTURE = re.compile(r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|about to|tomorrow|next|soon|later)\b", _I)
 
 
 def _third_person_verb(word: str) -> str:
     lower = word.lower()
     if lower in _IRREGULAR_3RD:
         return _IRREGULAR_3RD[lower]
-    if lower in _NO_INFLECTION:
+    if lower in _NO_INFLECTION or lower in PAST_IRREGULAR:
         return word
     if re.search(r"(?:ed|s)$", lower) and lower not in ("guess", "miss", "pass", "focus"):
         return word  # past tense or already inflected
@@ -461,8 +471,18 @@ def _generic(clause: str) -> Fact | None:
         return None  # about the conversation with the assistant
     if re.search(r"\b(?:that|one|it|this|them|so)(?:\s+any ?more)?$", clause, _I) or re.match(r"(?i:my)\s+\w+'s\b", clause):
         return None  # "I'm not doing that anymore", "my friend's cat…": nothing definite about the user
-    kind = FactKind.PLAN if _TIME.search(clause) else FactKind.OTHER
-    return _fact(to_third_person(clause), kind, 0.4)
+    return _fact(to_third_person(clause), statement_kind(clause), 0.4)
+
+
+def statement_kind(clause: str) -> FactKind:
+    """A plan (said with a future), an event (something that happened), or neither."""
+    if _FUTURE.search(clause):
+        return FactKind.PLAN
+    verb = re.match(r"(?i:I)\s+(?:(?:just|also|really|finally|already|actually)\s+)?(\w+)", clause)
+    if _PAST_TIME.search(clause) or (verb and (verb.group(1).lower() in PAST_IRREGULAR
+                                               or re.fullmatch(r"\w+ed", verb.group(1).lower()))):
+        return FactKind.EVENT
+    return FactKind.PLAN if _TIME.search(clause) else FactKind.OTHER
 
 
 def extract_english(text: str, last_relation: str | None = None) -> list[Fact]:

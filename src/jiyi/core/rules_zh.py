@@ -350,8 +350,20 @@ def _generic(clause: str, subject: str) -> Fact | None:
     text = _TRAILING.sub("", to_third_person(subject + clause))
     if len(text) > 34 or _EXCLAMATION.search(clause) or _EXCLAMATION.search(text) or _REPORTED.search(clause):
         return None
-    kind = FactKind.PLAN if _TIME.search(clause) else FactKind.OTHER
-    return make_fact(text, kind, 0.4)
+    return make_fact(text, statement_kind(clause), 0.4)
+
+
+_FUTURE = re.compile(r"要|打算|准备|计划|将|想去|明天|明早|明晚|后天|下周|下礼拜|下星期|下个?月|明年|下半年|过几天|过段时间")
+_PAST = re.compile(r"昨|前天|上周|上礼拜|上星期|上个?月|去年|刚才|刚刚|之前|[^为除]了(?!解)|过(?=[^，。！？]{0,6}$)")
+
+
+def statement_kind(clause: str) -> FactKind:
+    """A plan (said with a future), an event (something that happened), or neither."""
+    if _FUTURE.search(clause):
+        return FactKind.PLAN
+    if _PAST.search(clause):
+        return FactKind.EVENT
+    return FactKind.PLAN if _TIME.search(clause) else FactKind.OTHER
 
 
 def extract_chinese(text: str, last_relation: str | None = None) -> list[Fact]:

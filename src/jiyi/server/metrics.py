@@ -93,7 +93,8 @@ class Metrics:
             self.registry.register(_TurnQueue(count_turns))
 
     def observe_maintenance(self, result: dict[str, Any]) -> None:
-        for action in ("forgotten", "kept", "promoted", "moved", "merged", "summarized", "purged"):
+        for action in ("forgotten", "kept", "promoted", "moved", "merged", "summarized", "abstracted", "conflicts",
+                       "purged"):
             self.lifecycle.labels(action).inc(result.get(action, 0))
         if result.get("compression_ratio") is not None:
             self.compression_ratio.set(result["compression_ratio"])
