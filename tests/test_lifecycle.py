@@ -409,3 +409,29 @@ def test_forget_a_named_topic(memory: Memory, clock: SimClock) -> None:
     assert [r["id"] for r in memory.add("Please forget about my sister Jesica", user_id="w")["results"]] == [english]
     forgot_keys = memory.add("我忘了带钥匙", user_id="u")["results"]  # a statement, not a request
     assert all(r["event"] != "DELETE" for r in forgot_keys) and memory.store.get(cat) is not None
+
+
+# --- working memory -----------------------------------------------------------------------------------------------
+
+
+def test_a_sessions_memories_start_in_bounded_working_memory_and_move_on_when_it_ends(
+        memory: Memory, clock: SimClock) -> None:
+    first = only_id(memory.add("今天早上开了一个会", user_id="u", run_id="chat-1", infer=False))
+    alone = only_id(memory.add("今天早上开了一个会", user_id="u", infer=False))
+    assert memory.store.get(first).layer is Layer.WORKING  # type: ignore[union-attr]
+    assert memory.store.get(alone).layer is Layer.SHORT_TERM  # type: ignore[union-attr]
+    capacity = memory.aio.lifecycle.working_capacity
+    later = []
+    for i in range(capacity):
+        clock.advance(minutes=1)
+        later.append(only_id(memory.add(f"第{i}件小事：买了{i}个苹果", user_id="u", run_id="chat-1", infer=False)))
+    assert memory.store.get(first).layer is Layer.SHORT_TERM  # type: ignore[union-attr]
+    assert events(memory, first)[-1] == ("MOVE", f"working memory full: {capacity} per session")
+    assert memory.store.count(Scope("u", None, "chat-1"))["working"] == capacity
+    clock.advance(minutes=10)
+    assert memory.maintain(user_id="u")["moved"] == 0  # the session is still going on
+    clock.advance(minutes=25)
+    stats = memory.maintain(user_id="u")
+    assert stats["moved"] == capacity
+    assert all(memory.store.get(i).layer is Layer.SHORT_TERM for i in later)  # type: ignore[union-attr]
+    assert events(memory, later[-1])[-1] == ("MOVE", "session over: idle 30 minutes")

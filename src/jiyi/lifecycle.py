@@ -102,13 +102,14 @@ class MaintenancePass:
         # Episodes are summarized before the old ones are forgotten: what was talked about survives in one line.
         folded = self._fold_episodes([r for r in records if r.category is Category.EPISODE], now, stats)
         survivors = []
+        sessions = session_activity(records)
         for record in records:
             if record.id in folded:
                 continue
             stats.processed += 1
             if self.policy.effective_importance(record, now) < record.importance:
                 stats.decayed += 1
-            if self._apply(record, now, stats):
+            if self._apply(record, now, stats, sessions.get(_session_key(record.scope))):
                 survivors.append(record)
         superseded = self._resolve_conflicts(survivors, now, stats)
         survivors = [r for r in survivors if r.id not in superseded]
@@ -120,9 +121,10 @@ class MaintenancePass:
 
     # --- one memory ---------------------------------------------------------------------------------------------
 
-    def _apply(self, record: MemoryRecord, now: datetime, stats: PassStats) -> bool:
+    def _apply(self, record: MemoryRecord, now: datetime, stats: PassStats,
+               session_active: datetime | None = None) -> bool:
         """Apply the policy's action; False if the memory is gone afterwards."""
-        action, reason = self.policy.plan(record, now)
+        action, reason = self.policy.plan(record, now, session_active)
         if action is Action.FORGET:
             self._forget(record, now, reason, stats)
             return False
@@ -151,6 +153,10 @@ class MaintenancePass:
         elif action is Action.MOVE_LONG_TERM:
             stats.moved += 1
             self._change(replace(record, layer=Layer.LONG_TERM), Event.MOVE, now, reason)
+        elif action is Action.MOVE_SHORT_TERM:
+            stats.moved += 1
+            record.layer = Layer.SHORT_TERM
+            self._change(record, Event.MOVE, now, reason)
         return True
 
     def _change(self, record: MemoryRecord, event: Event, now: datetime, reason: str) -> None:
@@ -313,6 +319,38 @@ class MaintenancePass:
             metadata={**pattern.metadata, "abstraction": info})
         self._change(reinforced, Event.MERGE, now, f"{len(occurrences)} more memories of the pattern")
         return reinforced
+
+
+def _session_key(scope: Scope) -> tuple[str | None, str | None, str | None]:
+    return scope.user_id, scope.agent_id, scope.run_id
+
+
+def session_activity(records: list[MemoryRecord]) -> dict[tuple[str | None, str | None, str | None], datetime]:
+    """When each session (user, agent, run) last had a memory written or changed."""
+    active: dict[tuple[str | None, str | None, str | None], datetime] = {}
+    for record in records:
+        if record.scope.run_id:
+            key = _session_key(record.scope)
+            when = max(record.created_at, record.updated_at or record.created_at)
+            active[key] = max(active.get(key, when), when)
+    return active
+
+
+def spill_working_memory(store: MemoryStore, scope: Scope, policy: LifecyclePolicy, now: datetime) -> int:
+    """Keep a session's working memory within policy.working_capacity: the oldest move to short-term, each with a MOVE
+    history row. Returns how many moved."""
+    if not scope.run_id or store.count(scope).get(Layer.WORKING.value, 0) <= policy.working_capacity:
+        return 0
+    working = sorted((r for r in store.iter_records(scope) if r.layer is Layer.WORKING and r.scope == scope),
+                     key=lambda r: (r.created_at, r.id))
+    overflow = working[: max(len(working) - policy.working_capacity, 0)]
+    for record in overflow:
+        record.layer = Layer.SHORT_TERM
+        reason = f"working memory full: {policy.working_capacity} per session"
+        store.update(record, None, HistoryEvent(record.id, Event.MOVE, record.content, record.content,
+                                                created_at=record.created_at, updated_at=now, actor_id=record.actor_id,
+                                                role=record.role, reason=reason))
+    return len(overflow)
 
 
 def calibration_of(embedder: Embedder, hits: list[ScoredId]) -> float:

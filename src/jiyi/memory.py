@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from jiyi.core.filters import merge_scope, parse_filters
 from jiyi.core.injection import MEMORY_HEADER
-from jiyi.core.lifecycle import LifecyclePolicy
+from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import (
     ChatMessage,
     check_json_value,
@@ -29,7 +29,7 @@ from jiyi.core.messages import (
 from jiyi.core.retrieval import SearchRequest
 from jiyi.embedders.base import Embedder
 from jiyi.errors import InvalidInput, NotFound
-from jiyi.lifecycle import MaintenancePass, PassStats
+from jiyi.lifecycle import MaintenancePass, PassStats, spill_working_memory
 from jiyi.llms.base import LLM
 from jiyi.read_path import ReadPath, ReadSettings, RecallRequest
 from jiyi.records import (
@@ -37,7 +37,6 @@ from jiyi.records import (
     Clock,
     Event,
     HistoryEvent,
-    Layer,
     MemoryRecord,
     MemoryType,
     Scope,
@@ -112,11 +111,11 @@ class AsyncMemory:
         self.llm = llm
         self.reranker = reranker
         self.config = config or {}
+        self.lifecycle = lifecycle or LifecyclePolicy.from_config(self.config)
         self.write_path = WritePath(store, embedder, llm, write_settings or WriteSettings.from_config(self.config),
-                                    clock)
+                                    clock, self.lifecycle)
         self.read_path = ReadPath(store, embedder, llm=llm, reranker=reranker,
                                   settings=read_settings or ReadSettings.from_config(self.config), clock=clock)
-        self.lifecycle = lifecycle or LifecyclePolicy.from_config(self.config)
         self._turns_queued: asyncio.Event | None = None  # set by async adds; a worker waits on it
         if embedder.dims:  # a remote embedder may learn its dimension only from its first answer
             store.bind_embedding(embedder.model_id, embedder.dims)
@@ -257,7 +256,7 @@ class AsyncMemory:
                 actor_id=message.name,
                 role=message.role,
                 memory_type=kind,
-                layer=Layer.SHORT_TERM,
+                layer=entry_layer(scope, Category.FACT),
                 category=Category.FACT,
                 source=_SOURCES.get(message.role, Source.USER),
                 metadata=dict(metadata),
@@ -273,6 +272,7 @@ class AsyncMemory:
         history = [HistoryEvent(r.id, Event.ADD, None, r.content, created_at=now, actor_id=r.actor_id, role=r.role)
                    for r in records]
         self.store.insert(records, vectors, history)
+        spill_working_memory(self.store, scope, self.lifecycle, now)
         return {"results": [
             {"id": r.id, "memory": r.content, "event": Event.ADD.value, "actor_id": r.actor_id, "role": r.role}
             for r in records

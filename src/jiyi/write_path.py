@@ -27,10 +27,12 @@ from jiyi.core.facts import Candidate, Decision, Fact
 from jiyi.core.filters import Node, parse_filters
 from jiyi.core.forget_request import ForgetRequest, forget_request
 from jiyi.core.importance import importance_score, on_seed_scale
+from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import ChatMessage
 from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.core.text import query_terms
 from jiyi.embedders.base import Embedder
+from jiyi.lifecycle import spill_working_memory
 from jiyi.llms.base import LLM, LLMError
 from jiyi.records import (
     Category,
@@ -120,8 +122,9 @@ def _search_scope(scope: Scope) -> Scope:
 
 class WritePath:
     def __init__(self, store: MemoryStore, embedder: Embedder, llm: LLM | None, settings: WriteSettings,
-                 clock: Clock = utcnow) -> None:
+                 clock: Clock = utcnow, lifecycle: LifecyclePolicy | None = None) -> None:
         self.store = store
+        self.lifecycle = lifecycle or LifecyclePolicy()
         self.clock = clock
         self.embedder = embedder
         self.llm = llm
@@ -382,6 +385,7 @@ class WritePath:
             history = HistoryEvent(record.id, Event.ADD, None, record.content, created_at=now,
                                    actor_id=actor, role=about)
             self.store.insert([record], vectors[decision.text][None, :], [history])
+            spill_working_memory(self.store, turn.scope, self.lifecycle, now)
             return _Applied(Event.ADD, record.id, record.content, actor_id=actor, role=about)
         current = self.store.get(decision.target_id) if decision.target_id else None
         if current is None:
@@ -446,7 +450,7 @@ class WritePath:
             actor_id=actor,
             role=about,
             memory_type=kind,
-            layer=Layer.LONG_TERM if category is Category.CORE else Layer.SHORT_TERM,
+            layer=entry_layer(turn.scope, category),
             category=category,
             importance=fact.stored_importance if fact else 1.5,
             source=Source.BACKGROUND,

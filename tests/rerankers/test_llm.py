@@ -180,4 +180,5 @@ def test_over_http_the_callers_timeout_bounds_the_clients_retries(fake: FakeOpen
     with pytest.raises(RerankError, match=r"within 0\.4 s"):
         rerank_over_http(fake, timeout=0.4)
     assert time.monotonic() - started < 1.0
-    assert len(fake.chat_requests) == 2
+    # Two attempts fit in 0.4 s (one on a machine busy enough to slow the first down); a third never does.
+    assert 1 <= len(fake.chat_requests) <= 2

@@ -1,10 +1,15 @@
 """What the lifecycle does to one memory at a given time: the companion seed's decay rules as a pure policy.
 
-    category          decay                                  forgotten
-    system, core      never (nor importance >= 3.0)          never
-    episode           x0.8 a week, after a week's grace      14 days after it happened or was last recalled
-    plan, event, state x0.7 a week, after a week's grace     once its importance falls below 0.3 (about 5 weeks)
-    other facts       x0.95 a week, after a week's grace     once its importance falls below 0.3
+    memory               decay                                  forgotten
+    system, core         never (nor importance >= 3.0)          never
+    episode summary      x0.8 a week, after a week's grace      14 days after it happened or was last recalled
+    plan, event, state   x0.7 a week, after a week's grace      once its importance falls below 0.3 (~5 weeks)
+    other facts          x0.95 a week, after a week's grace     once its importance falls below 0.3
+
+Layers: a memory made within a session (a run_id) starts in working memory, which is bounded (working_capacity per
+session; beyond it the oldest move on) and does not fade; when the session has been quiet for session_idle_minutes its
+working memories move to short-term. Stable facts move from short-term to long-term after a week; core and system
+memories live there. Every move is a MOVE history row with its reason.
 
 Decay is computed, not stored: a memory's effective importance is its stored importance times the decay for the time
 since it was last written, updated or recalled (a recall restarts the clock, as a review does). Stored importance only
@@ -21,7 +26,7 @@ from typing import Any
 
 from jiyi.core.forgetting import SECONDS_PER_DAY, last_reinforced
 from jiyi.errors import ConfigError
-from jiyi.records import Category, Layer, MemoryRecord
+from jiyi.records import Category, Layer, MemoryRecord, Scope
 
 # The kinds of fact that describe the person rather than a moment (see core/facts.py FactKind).
 STABLE_KINDS = frozenset({"personal", "relationship", "health", "preference", "persona", "habit"})
@@ -36,6 +41,7 @@ class Action(StrEnum):
     REVIEW_FORGET = "review_forget"  # faded into the review band: keep or forget?
     REVIEW_PROMOTE = "review_promote"  # important enough to be core?
     MOVE_LONG_TERM = "move_long_term"  # a stable fact that has lasted: long-term layer
+    MOVE_SHORT_TERM = "move_short_term"  # its session is over: out of working memory
     PURGE = "purge"  # soft-deleted long enough ago: remove for good
 
 
@@ -53,6 +59,8 @@ class LifecyclePolicy:
     long_term_after_days: float = 7.0  # a stable fact this old moves to the long-term layer
     purge_after_days: float = 30.0  # soft-deleted memories are removed for good after this
     keep_importance: float = 0.5  # what a memory kept on review is reset to (the seed's rule)
+    session_idle_minutes: float = 30.0  # a session (run_id) this quiet is over: its working memory moves on
+    working_capacity: int = 20  # working memories per session; beyond this the oldest move to short-term
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> LifecyclePolicy:
@@ -78,12 +86,19 @@ class LifecyclePolicy:
             return self.episode_decay
         return self.transient_decay if is_transient(record) else self.fact_decay
 
-    def plan(self, record: MemoryRecord, now: datetime) -> tuple[Action, str]:
-        """The one thing to do to this memory now, and why."""
+    def plan(self, record: MemoryRecord, now: datetime,
+             session_active: datetime | None = None) -> tuple[Action, str]:
+        """The one thing to do to this memory now, and why. `session_active`: when the memory's session (run_id)
+        last saw anything written; by default, the memory's own last change."""
         if record.deleted_at is not None:
             if _days(now - record.deleted_at) >= self.purge_after_days:
                 return Action.PURGE, f"deleted more than {self.purge_after_days:g} days ago"
             return Action.NONE, ""
+        if record.layer is Layer.WORKING:
+            idle = now - (session_active or last_reinforced(record))
+            if idle >= timedelta(minutes=self.session_idle_minutes):
+                return Action.MOVE_SHORT_TERM, f"session over: idle {self.session_idle_minutes:g} minutes"
+            return Action.NONE, ""  # nothing fades while its conversation goes on
         if self.lasts(record):
             if record.layer is not Layer.LONG_TERM:
                 return Action.MOVE_LONG_TERM, "a core memory belongs to the long-term layer"
@@ -104,6 +119,14 @@ class LifecyclePolicy:
                 and _days(now - record.created_at) >= self.long_term_after_days):
             return Action.MOVE_LONG_TERM, f"a stable fact older than {self.long_term_after_days:g} days"
         return Action.NONE, ""
+
+
+def entry_layer(scope: Scope, category: Category) -> Layer:
+    """Where a new memory starts: core and system in long-term; within a session (a run_id), working memory; else
+    short-term."""
+    if category in (Category.CORE, Category.SYSTEM):
+        return Layer.LONG_TERM
+    return Layer.WORKING if scope.run_id else Layer.SHORT_TERM
 
 
 def is_stable(record: MemoryRecord) -> bool:
