@@ -12,14 +12,17 @@ over every user on an interval inside the server.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
+from jiyi.core import llm_lifecycle
 from jiyi.core.abstraction import (
     PATTERN_TAG,
     is_activity,
@@ -36,7 +39,10 @@ from jiyi.core.consolidation import MIN_CLUSTER, most_informative, said_by, simi
 from jiyi.core.episodes import summarize_episodes
 from jiyi.core.importance import importance_score, on_seed_scale
 from jiyi.core.lifecycle import Action, LifecyclePolicy, is_stable
+from jiyi.core.llm_lifecycle import MAX_SEARCHES
+from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.embedders.base import Embedder
+from jiyi.llms.base import LLM
 from jiyi.records import (
     Category,
     Clock,
@@ -51,6 +57,9 @@ from jiyi.records import (
 from jiyi.stores.base import MemoryStore, ScoredId
 
 log = logging.getLogger("jiyi.maintenance")
+T = TypeVar("T")
+ABSTRACTED_TAG = "abstraction-reviewed"  # an L1 pattern the LLM has looked at for L2 / L3
+MAX_ABSTRACTION_BASIS = 60  # the patterns and lasting facts shown to the model at most
 EPISODES_KEPT = 20  # beyond this many episode summaries, the older ones are folded into one
 
 
@@ -67,6 +76,8 @@ class PassStats:
     summarized: int = 0  # episode summaries folded into one
     abstracted: int = 0  # patterns written from repeated events (core/abstraction.py)
     conflicts: int = 0  # memories superseded by a conflicting newer or more certain one (core/conflicts.py)
+    llm_calls: int = 0  # reviews, merges and abstractions asked of the LLM
+    llm_failures: int = 0  # of which failed: the offline rules decided instead
     purged: int = 0
     saved_bytes: int = 0
     live_before: int = 0
@@ -91,6 +102,11 @@ class MaintenancePass:
     embedder: Embedder
     clock: Clock
     policy: LifecyclePolicy = field(default_factory=LifecyclePolicy)
+    # With an LLM (and the event loop it runs on: a pass runs in a worker thread), reviews, merges and L2/L3
+    # abstraction ask the model; each falls back to the offline rules when the model fails.
+    llm: LLM | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    llm_timeout: float = 20.0
 
     def run(self, user_id: str) -> PassStats:
         started = time.perf_counter()
@@ -115,6 +131,8 @@ class MaintenancePass:
         survivors = [r for r in survivors if r.id not in superseded]
         merged = self._consolidate([r for r in survivors if _consolidable(r)], now, stats)
         self._abstract([r for r in survivors if r.id not in merged], now, stats)
+        if self.llm is not None:
+            self._abstract_higher(scope, now, stats)
         stats.live_after = sum(self.store.count(scope).values())
         stats.seconds = time.perf_counter() - started
         return stats
@@ -130,7 +148,8 @@ class MaintenancePass:
             return False
         if action is Action.REVIEW_FORGET:
             stats.reviewed += 1
-            keep, why = review_offline(record, forgetting=True)
+            verdict, why = self._review(record, stats, promotion=False)
+            keep = verdict == "KEEP"
             if not keep:
                 self._forget(record, now, f"{reason}; reviewed: {why}", stats)
                 return False
@@ -142,11 +161,14 @@ class MaintenancePass:
             self._change(kept, Event.KEEP, now, f"{reason}; reviewed: {why}")
         elif action is Action.REVIEW_PROMOTE:
             stats.reviewed += 1
-            promote, why = review_offline(record, forgetting=False)
-            if promote:
+            verdict, why = self._review(record, stats, promotion=True)
+            if verdict == "PROMOTE":
                 stats.promoted += 1
                 self._change(replace(record, category=Category.CORE, layer=Layer.LONG_TERM), Event.PROMOTE, now,
                              f"{reason}; reviewed: {why}")
+            elif verdict == "DELETE":
+                self._forget(record, now, f"{reason}; reviewed: {why}", stats)
+                return False
             else:
                 self._change(replace(record, tags=[*record.tags, "promotion-reviewed"]), Event.KEEP, now,
                              f"{reason}; reviewed, not promoted: {why}")
@@ -164,6 +186,41 @@ class MaintenancePass:
         history = HistoryEvent(record.id, event, record.content, record.content, created_at=record.created_at,
                                updated_at=now, actor_id=record.actor_id, role=record.role, reason=reason)
         self.store.update(record, None, history)
+
+    # --- the model's judgement, when there is one ---------------------------------------------------------------
+
+    def _ask(self, call: Coroutine[Any, Any, T], stats: PassStats) -> T | None:
+        """Run one LLM call on the model's event loop; None (and logged) when it fails or there is no model."""
+        if self.llm is None or self.loop is None:
+            call.close()
+            return None
+        stats.llm_calls += 1
+        try:
+            return asyncio.run_coroutine_threadsafe(call, self.loop).result(self.llm_timeout * (MAX_SEARCHES + 2))
+        except Exception as exc:  # LLMError, a timeout, a closed loop: the offline rules stand in
+            stats.llm_failures += 1
+            log.warning("lifecycle LLM call failed, using the offline rules: %s", exc)
+            return None
+
+    def _review(self, record: MemoryRecord, stats: PassStats, *, promotion: bool) -> tuple[str, str]:
+        """PROMOTE / KEEP / DELETE (promotion review) or KEEP / DELETE (forgetting review), and why."""
+        if self.llm is not None:
+            verdict = self._ask(llm_lifecycle.review(self.llm, record, self._related(record), promotion=promotion,
+                                                     timeout=self.llm_timeout), stats)
+            if verdict is not None:
+                looked = f" (looked up: {'; '.join(verdict.searches)})" if verdict.searches else ""
+                return verdict.action, f"{verdict.reason or verdict.action.lower()}{looked} [LLM]"
+        keep, why = review_offline(record, forgetting=not promotion)
+        if promotion:
+            return ("PROMOTE" if keep else "KEEP"), why
+        return ("KEEP" if keep else "DELETE"), why
+
+    def _related(self, record: MemoryRecord) -> llm_lifecycle.Search:
+        async def search(query: str) -> list[str]:
+            request = SearchRequest(query, Scope(record.scope.user_id), top_k=6, rules=False, now=self.clock())
+            found = await asyncio.to_thread(hybrid_search, self.store, self.embedder, request)
+            return [hit.record.content for hit in found.hits if hit.record.id != record.id][:5]
+        return search
 
     def _forget(self, record: MemoryRecord, now: datetime, reason: str, stats: PassStats) -> None:
         history = HistoryEvent(record.id, Event.DELETE, record.content, None, created_at=now, updated_at=now,
@@ -225,6 +282,15 @@ class MaintenancePass:
             if len(others) < MIN_CLUSTER - 1:
                 continue
             members = [keeper, *others]
+            written = self._ask(llm_lifecycle.merge(self.llm, [r.content for r in members], timeout=self.llm_timeout),
+                                stats) if self.llm is not None else None
+            if written and written != keeper.content:
+                vector = self.embedder.embed_documents([written])
+                rewritten = keeper.with_content(written, keeper.updated_at or keeper.created_at)
+                self.store.update(rewritten, vector[0], HistoryEvent(
+                    keeper.id, Event.UPDATE, keeper.content, written, created_at=keeper.created_at, updated_at=now,
+                    actor_id=keeper.actor_id, role=keeper.role, reason=f"{len(members)} similar memories merged [LLM]"))
+                keeper = rewritten
             merged = replace(
                 keeper, layer=Layer.LONG_TERM, importance=max(r.importance for r in members),
                 access_count=sum(r.access_count for r in members), provenance=union_provenance([keeper, *others]),
@@ -281,6 +347,38 @@ class MaintenancePass:
                 self._forget(record, now, f"abstracted into pattern {pattern_id}", stats)
                 stats.forgotten -= 1
                 stats.merged += 1
+
+    def _abstract_higher(self, scope: Scope, now: datetime, stats: PassStats) -> None:
+        """L2 / L3 from the LLM, when there is an L1 pattern it has not seen yet. The model sees the user's patterns
+        and lasting facts; what it writes is tagged with its level and its sources' ids."""
+        records = [r for r in self.store.iter_records(scope) if r.scope.user_id == scope.user_id]
+        unseen = [r for r in records if is_pattern(r) and level_of(r) == 1 and ABSTRACTED_TAG not in r.tags]
+        if not unseen:
+            return
+        basis = [r for r in records if is_pattern(r) or (is_stable(r) and r.role != "assistant")]
+        found = None
+        if self.llm is not None:
+            found = self._ask(llm_lifecycle.abstract(self.llm, basis[-MAX_ABSTRACTION_BASIS:], level_of,
+                                                     timeout=self.llm_timeout), stats)
+        if found is None:
+            return  # tried again on the next pass
+        for item in found:
+            agents = {r.scope.agent_id for r in item.sources}
+            record = MemoryRecord(
+                content=item.text, scope=Scope(scope.user_id, agents.pop() if len(agents) == 1 else None),
+                memory_type=MemoryType.SEMANTIC, layer=Layer.LONG_TERM, category=Category.FACT,
+                importance=max(r.importance for r in item.sources), source=Source.BACKGROUND,
+                tags=[PATTERN_TAG, level_tag(item.level), "habit", ABSTRACTED_TAG],
+                provenance=union_provenance(item.sources)[-200:], compression_source_ids=[r.id for r in item.sources],
+                created_at=now, metadata={"abstraction": {"level": item.level}},
+            )
+            reason = f"L{item.level} abstraction of {len(item.sources)} memories [LLM]"
+            self.store.insert([record], self.embedder.embed_documents([item.text]),
+                              [HistoryEvent(record.id, Event.ADD, None, item.text, created_at=now, role="system",
+                                            reason=reason)])
+            stats.abstracted += 1
+        for pattern in unseen:  # bookkeeping only: the model has seen it
+            self.store.update(replace(pattern, tags=[*pattern.tags, ABSTRACTED_TAG]), None, None)
 
     def _new_pattern(self, members: list[MemoryRecord], sentence: str, now: datetime,
                      stats: PassStats) -> MemoryRecord:

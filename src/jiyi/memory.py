@@ -491,7 +491,8 @@ class AsyncMemory:
         purged, saved_bytes, compression_ratio, retention_rate, users, seconds}."""
         if user_id is not None and (not isinstance(user_id, str) or not user_id):
             raise InvalidInput("user_id must be a non-empty string")
-        maintenance = MaintenancePass(self.store, self.embedder, self.clock, self.lifecycle)
+        maintenance = MaintenancePass(self.store, self.embedder, self.clock, self.lifecycle, llm=self.llm,
+                                      loop=asyncio.get_running_loop())
 
         def work() -> dict[str, Any]:
             users = [user_id] if user_id is not None else self.store.user_ids()

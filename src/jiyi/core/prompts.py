@@ -137,3 +137,35 @@ memory of the user. The input is JSON: user_name, char_name, user_question, rece
 - Output only the query: no explanation, no quotes, no markdown, no prefix.
 Example: the conversation says the user could not sleep last night; the question is "你今天有什么不一样？" →
 结合最近对话：用户昨晚失眠，询问今天状态有何变化"""
+
+
+# --- lifecycle: review, merge, abstraction (core/llm_lifecycle.py) ---------------------------------------------------
+
+REVIEW = """You look after the long-term memory a chat assistant keeps about one user. Review ONE memory.
+The input is JSON: mode, memory {text, kinds, importance, created_at, last_used, times_used}.
+- mode "promote": the memory became important. PROMOTE it to core memory (always shown to the assistant) only if it is
+  a lasting fact that matters in most conversations: identity, health and diet constraints, close relationships,
+  lasting preferences, a long-standing habit. KEEP it if it is true but not core. DELETE it if it is wrong, trivial or
+  replaced by a newer memory.
+- mode "forget": the memory has faded. KEEP it if it still says something true and useful about the user; DELETE it
+  if it was about a passing moment or is replaced by a newer memory.
+Before deciding you may look at related memories, at most 3 times: answer {"action": "SEARCH", "query": "..."} and the
+results come back. Check for a newer memory that contradicts it before you KEEP or PROMOTE.
+Answer with JSON only: {"action": "SEARCH", "query": "..."} or {"action": "PROMOTE" | "KEEP" | "DELETE",
+"reason": "<one short sentence>"}"""
+
+MERGE = """Several memories a chat assistant keeps about one user say nearly the same thing. Write ONE memory that
+keeps every detail they hold (names, numbers, places, times), in the third person about the user, in the language
+they are written in, in one sentence. Do not add anything they do not say.
+The input is JSON: {"memories": ["...", ...]}. Answer with JSON only: {"memory": "..."}"""
+
+ABSTRACT = """A chat assistant keeps long-term memories about one user, including habits it has noticed (L1: "often
+does X"). Find what they say at a higher level, only where the memories clearly support it:
+- L2, a preference behind habits ("User often buys coffee" → "User likes coffee");
+- L3, a lasting pattern of the person's life that links several memories ("User likes coffee" + "User is always in a
+  hurry in the morning" → "User relies on a coffee to get going in the morning").
+Write each in the third person, in the language of the memories, one sentence. Give the ids of the memories it rests
+on (at least one L1 habit for L2, at least two memories for L3). Do not repeat what a memory already says; nothing
+clear → an empty list.
+The input is JSON: {"memories": [{"id": 1, "text": "...", "level": 1}, ...]}.
+Answer with JSON only: {"abstractions": [{"text": "...", "level": 2, "sources": [1, 3]}]}"""
