@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -31,7 +31,7 @@ from jiyi.embedders.base import Embedder
 from jiyi.errors import InvalidInput, NotFound
 from jiyi.lifecycle import MaintenancePass, PassStats, spill_working_memory
 from jiyi.llms.base import LLM
-from jiyi.read_path import ReadPath, ReadSettings, RecallRequest
+from jiyi.read_path import STAGE_NAMES, ReadPath, ReadSettings, RecallRequest
 from jiyi.records import (
     Category,
     Clock,
@@ -423,13 +423,15 @@ class AsyncMemory:
         min_relevance: float | None = None,
         deadline: float | None = None,
         header: str = MEMORY_HEADER,
+        only_stages: Sequence[str] | None = None,
     ) -> dict[str, Any]:
         """One call before each reply: find the memories that matter for the conversation in OpenAI format and
         return `messages` with them appended to the first system message ("Relevant long-term memory:\n- …").
 
         Query enhancement: the last user message, then the recent conversation (`context_messages` of them), then — if
         `rewrite` — an LLM rewrite (`rewrite_prompt`, or jiyi's; `rewritten_query` if the caller rewrote it itself).
-        `deadline` (seconds) covers it all. If anything fails the messages come back unchanged, `degraded: true`."""
+        `deadline` (seconds) covers it all; `only_stages` runs a subset ("rewrite" alone, when the caller already
+        searched the question and the context). If anything fails the messages come back unchanged, `degraded: true`."""
         parsed = parse_chat(messages)
         scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
         top_k = _limit(top_k, DEFAULT_CONTEXT_TOP_K, "top_k")
@@ -449,10 +451,14 @@ class AsyncMemory:
         if context_messages is not None and (isinstance(context_messages, bool) or not isinstance(context_messages, int)
                                              or not 0 <= context_messages <= 100):
             raise InvalidInput("context_messages must be an integer between 0 and 100")
+        if only_stages is not None and (isinstance(only_stages, str) or not only_stages
+                                        or not set(only_stages) <= set(STAGE_NAMES)):
+            raise InvalidInput(f"only_stages must be a non-empty list of {list(STAGE_NAMES)}")
         request = RecallRequest(
             messages=parsed, scope=scope.require(), where=parse_filters(rest), top_k=top_k, rewrite=bool(rewrite),
             rewrite_prompt=rewrite_prompt, rewritten_query=rewritten_query, user_name=user_name,
-            char_name=char_name, context_messages=context_messages, min_relevance=min_relevance, deadline=deadline)
+            char_name=char_name, context_messages=context_messages, min_relevance=min_relevance, deadline=deadline,
+            only_stages=tuple(only_stages) if only_stages is not None else None)
         return await self.read_path.context(request, messages, budget_chars=budget_chars, header=header)
 
     async def get(self, memory_id: str) -> dict[str, Any]:

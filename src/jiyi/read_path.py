@@ -113,6 +113,12 @@ class RecallRequest:
     context_messages: int | None = None
     min_relevance: float | None = None
     deadline: float | None = None  # seconds
+    # Only these stages (question, context, rewrite); e.g. a caller that already searched the question and the
+    # context and now has its own rewrite asks for ("rewrite",) alone.
+    only_stages: tuple[str, ...] | None = None
+
+
+STAGE_NAMES = ("question", "context", "rewrite")
 
 
 @dataclass(slots=True)
@@ -229,12 +235,22 @@ class ReadPath:
                                 spent_ms + (time.perf_counter() - started) * 1000, detail))
             return relevant
 
-        if found := await attempt("question", question):
+        def wanted(name: str) -> bool:
+            if request.only_stages is None or name in request.only_stages:
+                return True
+            stages.append(Stage(name, "skipped", detail="not asked for"))
+            return False
+
+        if wanted("question") and (found := await attempt("question", question)):
             return Recall(found, stages)
-        if not recent:
+        if not wanted("context"):
+            pass
+        elif not recent:
             stages.append(Stage("context", "skipped", detail="no earlier messages"))
         elif found := await attempt("context", context_query(recent, question, settings.context_max_chars)):
             return Recall(found, stages)
+        if not wanted("rewrite"):
+            return Recall([], stages)
         rewritten = await self._rewrite(request, question, recent, deadline, stages)
         if rewritten is not None and (found := await attempt("rewrite", *rewritten)):
             return Recall(found, stages)

@@ -23,6 +23,8 @@ ORIGIN = "http://127.0.0.1:8000"
     ({"messages": MESSAGES, "deadline_ms": 5}, "deadline_ms"),
     ({"messages": MESSAGES, "min_relevance": 3}, "min_relevance"),
     ({"messages": MESSAGES, "filters": {"kind": {"between": 1}}}, "between"),
+    ({"messages": MESSAGES, "only_stages": ["guess"]}, "only_stages"),
+    ({"messages": MESSAGES, "only_stages": []}, "only_stages"),
 ])
 def test_bad_input_is_a_4xx_naming_the_field(client: httpx.Client, body: dict[str, Any], field: str) -> None:
     response = client.post("/context", json={"user_id": "alice", **body})
@@ -46,6 +48,20 @@ def test_a_user_key_only_ever_recalls_its_own_memories(make_server: StartServer)
         assert refused.status_code == 403
         own = ok(bob.post("/context", json={"messages": MESSAGES, "min_relevance": 0}))  # user_id from the key
         assert [m["memory"] for m in own["memories"]] == ["Jesica is my boss"]
+
+
+def test_only_the_stages_asked_for_run(client: httpx.Client) -> None:
+    add(client, "Jesica is my sister", user_id="alice")
+    # The caller searched the question and the context itself; now it has its own rewrite.
+    body = {"messages": [*MESSAGES[:1], {"role": "user", "content": "remember her?"}], "user_id": "alice",
+            "rewrite": True, "rewritten_query": "Who is Jesica, the user's sister?", "only_stages": ["rewrite"]}
+    result = ok(client.post("/context", json=body))
+    assert [(s["stage"], s["outcome"]) for s in result["stages"]] == [
+        ("question", "skipped"), ("context", "skipped"), ("rewrite", "hit")]
+    assert [m["memory"] for m in result["memories"]] == ["Jesica is my sister"]
+    question_only = ok(client.post("/context", json={**body, "only_stages": ["question"]}))
+    assert [(s["stage"], s["outcome"]) for s in question_only["stages"]] == [
+        ("question", "miss"), ("context", "skipped"), ("rewrite", "skipped")]
 
 
 def test_context_is_measured(client: httpx.Client) -> None:

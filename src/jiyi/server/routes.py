@@ -185,7 +185,7 @@ async def context(body: ContextBody, m: MemoryDep, mx: MetricsDep, who: Caller) 
         top_k=body.top_k, budget_chars=body.budget_chars, rewrite=body.rewrite, rewrite_prompt=body.rewrite_prompt,
         rewritten_query=body.rewritten_query, user_name=body.user_name, char_name=body.char_name,
         context_messages=body.context_messages, min_relevance=body.min_relevance,
-        deadline=body.deadline_ms / 1000 if body.deadline_ms else None,
+        deadline=body.deadline_ms / 1000 if body.deadline_ms else None, only_stages=body.only_stages,
     )
     mx.observe_context(time.perf_counter() - started, result)
     return result

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -80,3 +80,6 @@ class ContextBody(_Body):
     min_relevance: float | None = Field(None, ge=0, le=1, description="what counts as relevant (0..1)")
     deadline_ms: int | None = Field(None, ge=50, le=60000, description="for the whole recall; on expiry the "
                                                                       "messages come back unchanged")
+    only_stages: list[Literal["question", "context", "rewrite"]] | None = Field(
+        None, min_length=1, description='run only these stages, e.g. ["rewrite"] with a rewritten_query when the '
+                                        'question and the context were already searched')
