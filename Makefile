@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: serve test lint bench
+.PHONY: serve test lint bench sillytavern
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,12 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 
-test: lint
+# The SillyTavern end-to-end tests need Debian's chromium and SillyTavern 1.19.0 from npm (installed once, idempotent).
+sillytavern:
+	tests/sillytavern/install.sh
+
+test: lint sillytavern
+	node --test integrations/sillytavern/tests/
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed-dev
