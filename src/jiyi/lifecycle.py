@@ -130,9 +130,10 @@ class MaintenancePass:
         superseded = self._resolve_conflicts(survivors, now, stats)
         survivors = [r for r in survivors if r.id not in superseded]
         merged = self._consolidate([r for r in survivors if _consolidable(r)], now, stats)
-        self._abstract([r for r in survivors if r.id not in merged], now, stats)
+        kept = [r for r in survivors if r.id not in merged]
+        habits = self._abstract(kept, now, stats)
         if self.llm is not None:
-            self._abstract_higher(scope, now, stats)
+            self._abstract_higher(habits, [r for r in kept if _lasting(r)], scope, now, stats)
         stats.live_after = sum(self.store.count(scope).values())
         stats.seconds = time.perf_counter() - started
         return stats
@@ -308,10 +309,12 @@ class MaintenancePass:
         return gone
 
 
-    def _abstract(self, records: list[MemoryRecord], now: datetime, stats: PassStats) -> None:
+    def _abstract(self, records: list[MemoryRecord], now: datetime, stats: PassStats) -> list[MemoryRecord]:
         """Repeated events become an L1 pattern; a later occurrence joins its pattern. Occurrences older than the
-        grace period that a pattern holds are folded into it: the pattern says what they said, and when."""
+        grace period that a pattern holds are folded into it: the pattern says what they said, and when. Returns the
+        user's L1 patterns as they are now."""
         patterns = [r for r in records if is_pattern(r) and level_of(r) == 1]
+        current = {p.id: p for p in patterns}
         merged_into = {source: p for p in patterns for source in p.compression_source_ids}
         activities = [r for r in records if is_activity(r)]
         joined: dict[str, list[MemoryRecord]] = {}
@@ -326,10 +329,11 @@ class MaintenancePass:
                 joined.setdefault(pattern.id, []).append(record)
         for pattern in patterns:
             if pattern.id in joined:
-                pattern = self._reinforce(pattern, joined[pattern.id], now)
+                pattern = current[pattern.id] = self._reinforce(pattern, joined[pattern.id], now)
                 merged_into.update({r.id: pattern for r in joined[pattern.id]})
         for group in repeated_activities(loose):
             pattern = self._new_pattern(group.members, group.sentence, now, stats)
+            current[pattern.id] = pattern
             merged_into.update({r.id: pattern for r in group.members})
         grace = timedelta(days=self.policy.grace_days)
         due: dict[str, list[MemoryRecord]] = {}
@@ -342,20 +346,22 @@ class MaintenancePass:
             known = {ref.message_id for ref in pattern.provenance}
             said_since = [r for r in folded if any(ref.message_id not in known for ref in r.provenance)]
             if said_since:  # said again after the pattern was written: the pattern keeps those sources
-                self._reinforce(pattern, said_since, now)
+                current[pattern_id] = self._reinforce(current[pattern_id], said_since, now)
             for record in folded:
                 self._forget(record, now, f"abstracted into pattern {pattern_id}", stats)
                 stats.forgotten -= 1
                 stats.merged += 1
+        return list(current.values())
 
-    def _abstract_higher(self, scope: Scope, now: datetime, stats: PassStats) -> None:
-        """L2 / L3 from the LLM, when there is an L1 pattern it has not seen yet. The model sees the user's patterns
-        and lasting facts; what it writes is tagged with its level and its sources' ids."""
-        records = [r for r in self.store.iter_records(scope) if r.scope.user_id == scope.user_id]
-        unseen = [r for r in records if is_pattern(r) and level_of(r) == 1 and ABSTRACTED_TAG not in r.tags]
+    def _abstract_higher(self, habits: list[MemoryRecord], lasting: list[MemoryRecord], scope: Scope,
+                         now: datetime, stats: PassStats) -> None:
+        """L2 / L3 from the LLM, when there is an L1 pattern (`habits`) it has not seen yet. The model sees the habits
+        and the user's lasting facts and higher patterns (`lasting`); what it writes is tagged with its level and its
+        sources' ids."""
+        unseen = [r for r in habits if ABSTRACTED_TAG not in r.tags]
         if not unseen:
             return
-        basis = [r for r in records if is_pattern(r) or (is_stable(r) and r.role != "assistant")]
+        basis = [*lasting, *habits]
         found = None
         if self.llm is not None:
             found = self._ask(llm_lifecycle.abstract(self.llm, basis[-MAX_ABSTRACTION_BASIS:], level_of,
@@ -453,6 +459,13 @@ def spill_working_memory(store: MemoryStore, scope: Scope, policy: LifecyclePoli
 
 def calibration_of(embedder: Embedder, hits: list[ScoredId]) -> float:
     return embedder.calibration.relevance(hits[0].score) if hits else 0.0
+
+
+def _lasting(record: MemoryRecord) -> bool:
+    """What higher abstraction builds on besides the L1 habits: L2 / L3 patterns and the user's lasting facts."""
+    if is_pattern(record):
+        return level_of(record) > 1
+    return is_stable(record) and record.role != "assistant"
 
 
 def _consolidable(record: MemoryRecord) -> bool:

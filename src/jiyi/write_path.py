@@ -16,15 +16,13 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from jiyi.core import llm_memory, offline
 from jiyi.core.episodes import stamp_summary, summarize_offline
-from jiyi.core.facts import Candidate, Decision, Fact
-from jiyi.core.filters import Node, parse_filters
+from jiyi.core.facts import Candidate, Decision, Fact, slot_filter, slot_tag
 from jiyi.core.forget_request import ForgetRequest, forget_request
 from jiyi.core.importance import importance_score, on_seed_scale
 from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
@@ -219,7 +217,7 @@ class WritePath:
             if not facts and not boost_here:
                 continue
             vectors = await self._embed([f.text for f in facts])
-            candidates = await self._candidates(turn.scope, facts, vectors)
+            candidates, nearest = await self._candidates(turn.scope, facts, vectors)
             flat = _unique_candidates(candidates)
             if not flat and not boost_here:
                 decisions = [Decision(Event.ADD, f.text, fact=f) for f in facts]  # nothing to compare with
@@ -227,7 +225,7 @@ class WritePath:
                 decisions = await llm_memory.decide(
                     self.llm, facts, flat, shown=shown if boost_here else (), reply=reply,
                     custom_prompt=self.settings.custom_update_memory_prompt, timeout=timeout)
-            applied += await self._apply(turn, messages, decisions, facts, vectors)
+            applied += await self._apply(turn, messages, decisions, facts, vectors, nearest)
 
     async def _offline(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> list[_Applied]:
         chat = _chat(messages)
@@ -241,9 +239,10 @@ class WritePath:
             facts += offline.extract_agent_facts(chat, turn.options.get("agent_name"))
         decisions: list[Decision] = []
         vectors = np.zeros((0, 0), dtype=np.float32)
+        nearest: dict[str, float] = {}
         if facts:
             vectors = await self._embed([f.text for f in facts])
-            candidates = await self._candidates(turn.scope, facts, vectors)
+            candidates, nearest = await self._candidates(turn.scope, facts, vectors)
             decisions = offline.decide_offline(facts, candidates)
         shown, reply = await self._shown_memories(turn, messages)
         if shown and reply:
@@ -252,7 +251,7 @@ class WritePath:
                 terms = set(query_terms(candidate.text))
                 if terms and len(terms & reply_terms) >= max(1, len(terms) // 2):
                     decisions.append(Decision(Event.BOOST, candidate.text, candidate.memory_id, reason="echoed"))
-        return await self._apply(turn, messages, decisions, facts, vectors)
+        return await self._apply(turn, messages, decisions, facts, vectors, nearest)
 
     def _forget_requested(self, turn: TurnRecord, message: StoredMessage, request: ForgetRequest) -> list[_Applied]:
         """Delete what the user asked to forget, only ever among their own memories: the memories made from their
@@ -302,22 +301,28 @@ class WritePath:
         return np.asarray(vectors, dtype=np.float32)
 
     async def _candidates(self, scope: Scope, facts: Sequence[Fact],
-                          vectors: np.ndarray) -> list[list[Candidate]]:
+                          vectors: np.ndarray) -> tuple[list[list[Candidate]], dict[str, float]]:
         return await self._io(self._candidates_sync, scope, facts, vectors)
 
-    def _candidates_sync(self, scope: Scope, facts: Sequence[Fact], vectors: np.ndarray) -> list[list[Candidate]]:
+    def _candidates_sync(self, scope: Scope, facts: Sequence[Fact],
+                         vectors: np.ndarray) -> tuple[list[list[Candidate]], dict[str, float]]:
+        """Per fact, the existing memories to decide against; and per fact text, the calibrated similarity of the
+        nearest memory in scope (its scarcity, for importance)."""
         search_scope = _search_scope(scope)
         limit = self.settings.candidates_per_fact
         found: list[dict[str, float]] = []
+        nearest: dict[str, float] = {}
         for fact, vector in zip(facts, vectors, strict=True):
             scores = {hit.memory_id: hit.score for hit in self.store.vector_search(search_scope, vector, limit)}
+            top = max(scores.values(), default=None)
+            nearest[fact.text] = self.embedder.calibration.relevance(top) if top is not None else 0.0
             # Keyword hits catch what a small embedding model misses (names, places); their cosine is computed.
             for hit in self.store.keyword_search(search_scope, query_terms(fact.text), 3):
                 scores.setdefault(hit.memory_id, 0.0)
             if fact.slot:
                 # The memory holding the slot's old value ("用户住在无锡" for "用户搬到了深圳") may not be among the
                 # most similar ones in a store full of other facts; without it the old value would stay beside the new.
-                for hit in self.store.vector_search(search_scope, vector, 2, _slot_filter(fact.slot)):
+                for hit in self.store.vector_search(search_scope, vector, 2, slot_filter(fact.slot)):
                     scores.setdefault(hit.memory_id, hit.score)
             found.append(scores)
         records = self.store.get_many(sorted({i for scores in found for i in scores}))
@@ -332,12 +337,12 @@ class WritePath:
                           and records[i].scope.user_id == scope.user_id]
             candidates.sort(key=lambda c: -c.similarity)
             out.append(candidates)
-        return out
+        return out, nearest
 
     # --- applying decisions ----------------------------------------------------------------------------------
 
     async def _apply(self, turn: TurnRecord, messages: Sequence[StoredMessage], decisions: Sequence[Decision],
-                     facts: Sequence[Fact], vectors: np.ndarray) -> list[_Applied]:
+                     facts: Sequence[Fact], vectors: np.ndarray, nearest: dict[str, float]) -> list[_Applied]:
         if not decisions:
             return []
         known = {fact.text: vector for fact, vector in zip(facts, vectors, strict=False)}
@@ -345,10 +350,10 @@ class WritePath:
         if missing:
             for text, vector in zip(missing, await self._embed(missing), strict=True):
                 known[text] = vector
-        return await self._io(self._apply_sync, turn, list(messages), list(decisions), known)
+        return await self._io(self._apply_sync, turn, list(messages), list(decisions), known, nearest)
 
     def _apply_sync(self, turn: TurnRecord, messages: list[StoredMessage], decisions: list[Decision],
-                    vectors: dict[str, np.ndarray]) -> list[_Applied]:
+                    vectors: dict[str, np.ndarray], nearest: dict[str, float]) -> list[_Applied]:
         now = self.clock()
         when = max((m.created_at for m in messages), default=now)
         applied: list[_Applied] = []
@@ -361,17 +366,20 @@ class WritePath:
             about = decision.fact.about if decision.fact else "user"
             sources = [m for m in messages if m.role == about] or messages
             try:
-                outcome = self._apply_one(turn, decision, sources, vectors, now, when)
+                outcome = self._apply_one(turn, decision, sources, vectors, nearest, now, when)
             except Exception:
                 # One bad decision (a memory deleted meanwhile) must not undo the others already applied.
                 log.exception("turn %s: could not apply %s on %s", turn.id, decision.event, decision.target_id)
                 continue
             if outcome is not None:
                 applied.append(outcome)
+        if any(a.event is Event.ADD for a in applied):
+            spill_working_memory(self.store, turn.scope, self.lifecycle, now)
         return applied
 
     def _apply_one(self, turn: TurnRecord, decision: Decision, sources: list[StoredMessage],
-                   vectors: dict[str, np.ndarray], now: datetime, when: datetime) -> _Applied | None:
+                   vectors: dict[str, np.ndarray], nearest: dict[str, float], now: datetime,
+                   when: datetime) -> _Applied | None:
         fact = decision.fact
         about = fact.about if fact else "user"
         refs = [SourceRef(m.id, m.role, m.created_at, m.external_id) for m in sources]
@@ -381,11 +389,10 @@ class WritePath:
                 return None
             record = self._new_record(turn, decision.text, fact, refs, actor, about, now, when)
             if fact is not None:
-                record.importance = self._importance(turn.scope, fact, decision.text, vectors[decision.text])
+                record.importance = _importance(fact, decision.text, nearest.get(fact.text, 0.0))
             history = HistoryEvent(record.id, Event.ADD, None, record.content, created_at=now,
                                    actor_id=actor, role=about)
             self.store.insert([record], vectors[decision.text][None, :], [history])
-            spill_working_memory(self.store, turn.scope, self.lifecycle, now)
             return _Applied(Event.ADD, record.id, record.content, actor_id=actor, role=about)
         current = self.store.get(decision.target_id) if decision.target_id else None
         if current is None:
@@ -428,14 +435,6 @@ class WritePath:
             self.store.update(raised, None, history)
             return _Applied(Event.BOOST, current.id, current.content)
         return None
-
-    def _importance(self, scope: Scope, fact: Fact, text: str, vector: np.ndarray) -> float:
-        """The design's four measures (core/importance.py) averaged with the extractor's own judgement."""
-        nearest = self.store.vector_search(_search_scope(scope), vector, 1)
-        similarity = self.embedder.calibration.relevance(nearest[0].score) if nearest else 0.0
-        score = importance_score(kinds=[fact.kind.value], text=text, confidence=EXTRACTION_CERTAINTY,
-                                 max_similarity=similarity)
-        return on_seed_scale((score + min(max(fact.importance, 0.0), 1.0)) / 2)
 
     def _new_record(self, turn: TurnRecord, text: str, fact: Fact | None, refs: list[SourceRef], actor: str | None,
                     about: str, now: datetime, when: datetime) -> MemoryRecord:
@@ -499,7 +498,7 @@ class WritePath:
 
 
 def _tags(fact: Fact) -> list[str]:
-    return [fact.kind.value] + ([f"slot:{fact.slot}"] if fact.slot else [])
+    return [fact.kind.value] + ([slot_tag(fact.slot)] if fact.slot else [])
 
 
 def _owned_by(owner: Scope, scope: Scope) -> bool:
@@ -508,14 +507,16 @@ def _owned_by(owner: Scope, scope: Scope) -> bool:
     return owner.user_id == scope.user_id and all(getattr(owner, k) == v for k, v in wanted.as_dict().items())
 
 
+def _importance(fact: Fact, text: str, nearest_similarity: float) -> float:
+    """The design's four measures (core/importance.py) averaged with the extractor's own judgement."""
+    score = importance_score(kinds=[fact.kind.value], text=text, confidence=EXTRACTION_CERTAINTY,
+                             max_similarity=nearest_similarity)
+    return on_seed_scale((score + min(max(fact.importance, 0.0), 1.0)) / 2)
+
+
 def _unique_candidates(groups: Sequence[Sequence[Candidate]]) -> list[Candidate]:
     seen: dict[str, Candidate] = {}
     for group in groups:
         for candidate in group:
             seen.setdefault(candidate.memory_id, candidate)
     return list(seen.values())
-
-
-@lru_cache(maxsize=256)
-def _slot_filter(slot: str) -> Node | None:
-    return parse_filters({"jiyi.tags": {"contains": f"slot:{slot}"}})

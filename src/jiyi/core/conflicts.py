@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from jiyi.core.facts import FactKind
+from jiyi.core.facts import FactKind, slot_in
 from jiyi.core.lifecycle import TRANSIENT_KINDS
 from jiyi.core.offline import structure_of
 from jiyi.records import Category, MemoryRecord
@@ -33,9 +33,9 @@ class Resolution:
 
 
 def slot_of(record: MemoryRecord) -> str | None:
-    for tag in record.tags:
-        if tag.startswith("slot:"):
-            return tag[5:]
+    slot = slot_in(record.tags)
+    if slot:
+        return slot
     fact = structure_of(record.content)
     return fact.slot if fact else None
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
+from jiyi.core.filters import Node, parse_filters
 from jiyi.records import Category, Event, MemoryType
 
 
@@ -27,6 +29,24 @@ _MEMORY_TYPES = {
     FactKind.EVENT: MemoryType.EPISODIC,
     FactKind.STATE: MemoryType.EPISODIC,
 }
+
+
+SLOT_TAG = "slot:"  # an extracted fact's tags carry its single-valued attribute: "slot:residence"
+
+
+def slot_tag(slot: str) -> str:
+    return SLOT_TAG + slot
+
+
+def slot_in(tags: list[str]) -> str | None:
+    """The attribute a memory's tags say it holds, if any."""
+    return next((tag[len(SLOT_TAG):] for tag in tags if tag.startswith(SLOT_TAG)), None)
+
+
+@lru_cache(maxsize=256)
+def slot_filter(slot: str) -> Node | None:
+    """The filter for the memories holding `slot`."""
+    return parse_filters({"jiyi.tags": {"contains": slot_tag(slot)}})
 
 
 @dataclass(slots=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jiyi.core.facts import slot_filter
 from jiyi.core.filters import Node, parse_filters
 from jiyi.core.text import query_terms
 
@@ -57,7 +58,7 @@ class Attribute:
 
     @property
     def tag_filter(self) -> Node | None:
-        return parse_filters({"jiyi.tags": {"contains": f"slot:{self.slot}"}})
+        return slot_filter(self.slot)
 
 
 def _attribute(slot: str, question: str, stated_by: str) -> Attribute:
