@@ -23,6 +23,10 @@ What is measured, and how (also written into the JSON under "method"):
   AsyncMemory on the same file) in a separate process on 127.0.0.1, one keep-alive httpx client. The HTTP
   overhead is the median of the per-query differences (HTTP - in process). The two phases are not interleaved:
   see search_http() for why.
+* Search over HTTP while passages are being embedded: the same queries again, while LOAD_WRITERS other users each
+  POST /memories (infer=false, LOAD_BATCH messages a call, one call after another) to the same server, as the
+  extraction worker does beside searches; the writers start a second before the first query and stop after the last.
+  The issue's target: its p99 at most twice the idle HTTP p99.
 * Other load: this machine is shared; the CPU cores that other processes kept busy during each phase are recorded
   (from /proc), and --quiet-wait N waits up to N s before each phase for the machine to calm down.
 * Add: fresh texts (never in the store) through `Memory.add(100 messages, infer=False)`, then as many through
@@ -45,6 +49,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -73,6 +78,8 @@ ADD_BATCH = 100
 WARMUP_QUERIES = 10
 INSERT_CHUNK = 1000
 EMBED_CHUNK = 256
+LOAD_WRITERS = 2  # users adding while the searches run (each its own lane in the embedding scheduler)
+LOAD_BATCH = 16  # messages per POST /memories of a writer: about one extracted turn's facts
 SAVE_EVERY = 10_000
 
 TARGETS = {
@@ -80,6 +87,8 @@ TARGETS = {
     "search_p99_ms": 30.0,
     "http_overhead_ms": 5.0,
     "add_memories_per_s": 200.0,  # infer=False, batched
+    "search_http_p99_ms": 20.0,  # issue 12: over HTTP on an idle machine, e5, 10k
+    "under_load_p99_ratio": 2.0,  # issue 12: HTTP p99 while passages are embedded / idle HTTP p99
 }
 
 
@@ -354,6 +363,42 @@ def search_http(client: httpx.Client, queries: Sequence[str], warmup: Sequence[s
         search_once_http(client, q, out)
 
 
+def search_http_under_load(client: httpx.Client, queries: Sequence[str], texts: Sequence[str],
+                           out: list[float]) -> dict[str, Any]:
+    """The queries over HTTP while LOAD_WRITERS threads add texts through the same server (infer=false)."""
+    stop = threading.Event()
+    added = [0] * LOAD_WRITERS
+    errors: list[str] = []
+
+    def write(writer: int) -> None:
+        with httpx.Client(base_url=client.base_url, timeout=120) as own:
+            start = writer * LOAD_BATCH
+            while not stop.is_set():
+                batch = [{"role": "user", "content": texts[(start + j) % len(texts)]} for j in range(LOAD_BATCH)]
+                response = own.post("/memories", json={"messages": batch, "user_id": f"u_writer_{writer}",
+                                                       "infer": False})
+                if response.status_code != 200:
+                    errors.append(f"{response.status_code}: {response.text[:100]}")
+                added[writer] += LOAD_BATCH
+                start += LOAD_WRITERS * LOAD_BATCH
+
+    writers = [threading.Thread(target=write, args=(i,), daemon=True) for i in range(LOAD_WRITERS)]
+    for thread in writers:
+        thread.start()
+    time.sleep(1.0)
+    started = time.perf_counter()
+    measured = SearchLog()
+    for q in queries:
+        search_once_http(client, q, measured)
+    seconds = time.perf_counter() - started
+    stop.set()
+    for thread in writers:
+        thread.join(timeout=120)
+    out.extend(measured.http_ms)
+    return {"writers": LOAD_WRITERS, "batch": LOAD_BATCH, "memories_added": sum(added),
+            "memories_per_s_during_searches": round(sum(added) / (seconds + 1.0), 1), "add_errors": errors[:5]}
+
+
 def batches(texts: Sequence[str], size: int) -> list[list[dict[str, str]]]:
     return [[{"role": "user", "content": t} for t in texts[i:i + size]] for i in range(0, len(texts), size)]
 
@@ -498,6 +543,10 @@ def run_one(name: str, embedder: Embedder, size: int, work: Workload, workdir: P
         phases.pids.append(server_pid)
         log(f"{name} @ {size}: HTTP search")
         phases.run("search_http", lambda: search_http(client, work.queries, work.warmup[1:], searched))
+        log(f"{name} @ {size}: HTTP search while passages are being embedded")
+        under_load: list[float] = []
+        writes = phases.run("search_http_under_load",
+                            lambda: search_http_under_load(client, work.queries, work.fresh_inproc, under_load))
         log(f"{name} @ {size}: add, in process then HTTP")
         add_local = phases.run("add_inproc", lambda: add_inproc(memory, work.fresh_inproc))
         add_remote = phases.run("add_http", lambda: add_http(client, work.fresh_http))
@@ -512,6 +561,7 @@ def run_one(name: str, embedder: Embedder, size: int, work: Workload, workdir: P
         "search_empty_results": searched.empty_results,
         "search_http_ms": summary(searched.http_ms),
         "http_overhead_ms": summary(diffs),
+        "search_http_under_load_ms": summary(under_load), "under_load_writes": writes,
         "add_inproc": add_local, "add_http": add_remote,
         "other_processes_cpu_cores": phases.load,
     }
@@ -579,6 +629,11 @@ def markdown(results: Sequence[dict[str, Any]]) -> str:
             f"| {fmt(h['p50'])} / {fmt(h['p99'])} "
             f"| {fmt(o['p50'])} | {r['add_inproc']['memories_per_s']:.0f}/s | {r['add_http']['memories_per_s']:.0f}/s "
             f"| {r['bulk_insert']['rows_per_s']:.0f}/s | {other_load(r)} |")
+    for r in results:
+        u, h = r["search_http_under_load_ms"], r["search_http_ms"]
+        lines.append(f"\n{r['embedder']} @ {r['size']:,}: HTTP search p50 / p99 idle {fmt(h['p50'])} / "
+                     f"{fmt(h['p99'])}, while passages are embedded {fmt(u['p50'])} / {fmt(u['p99'])} ms "
+                     f"({r['under_load_writes']['memories_per_s_during_searches']:.0f} memories/s added meanwhile)")
     lines.append("")
     lines.append(LEGEND)
     return "\n".join(lines)
@@ -593,7 +648,10 @@ def target_check(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         if r["size"] == near_10k:
             items += [("search_p50_ms", r["search_inproc_ms"]["p50"], False),
                       ("search_p99_ms", r["search_inproc_ms"]["p99"], False),
-                      ("http_overhead_ms", r["http_overhead_ms"]["p50"], False)]
+                      ("http_overhead_ms", r["http_overhead_ms"]["p50"], False),
+                      ("search_http_p99_ms", r["search_http_ms"]["p99"], False),
+                      ("under_load_p99_ratio",
+                       round(r["search_http_under_load_ms"]["p99"] / r["search_http_ms"]["p99"], 2), False)]
         for target, value, higher_is_better in items:
             goal = TARGETS[target]
             ok = value >= goal if higher_is_better else value <= goal
@@ -626,6 +684,9 @@ METHOD = {
     "search_http_ms": "POST /search, the same queries after the in-process phase, real uvicorn in a separate "
                       "process on 127.0.0.1, keep-alive httpx client, response JSON parsed",
     "http_overhead_ms": "per-query difference HTTP - in process (paired by query)",
+    "search_http_under_load_ms": f"POST /search, the same queries again, while {LOAD_WRITERS} other users each add "
+                                 f"{LOAD_BATCH} messages per POST /memories (infer=false) back to back to the same "
+                                 "server (writers start 1 s before the first query)",
     "add": f"fresh texts, {ADD_BATCH} messages per Memory.add / POST /memories call, infer=False, after the "
            "searches, into the same scope; memories_per_s = messages / summed call wall time",
 }

@@ -758,3 +758,16 @@ def test_history_and_ownership_invariants(turns: list[tuple[str, str, bool]]) ->
         with sqlite3.connect(path) as db:
             orphans = db.execute("SELECT memory_id FROM history WHERE memory_id NOT IN (SELECT id FROM memories)")
             assert orphans.fetchall() == []
+
+
+def test_a_pasted_document_yields_at_most_max_facts_per_turn_and_is_stored_whole(make_memory: MakeMemory) -> None:
+    statements = [f"I really like dish number {n}." for n in range(60)] + [f"我喜欢第{n}号菜。" for n in range(60)]
+    document = " ".join(statements)
+    capped = make_memory(max_facts_per_turn=10)
+    added = [r for r in capped.add(document, user_id="doc")["results"] if r["event"] == "ADD"]
+    assert 1 <= len(added) <= 10
+    assert all(r["memory_type"] for r in added)  # what was stored, for the add metric
+    uncapped = make_memory(max_facts_per_turn=1000)
+    more = [r for r in uncapped.add(document, user_id="doc2")["results"] if r["event"] == "ADD"]
+    assert len(more) > 10  # the cap, not the rules, is what held the first one back
+    assert document in {m.content for m in capped.store.list_messages(Scope("doc"), 10)}

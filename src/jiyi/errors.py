@@ -33,5 +33,22 @@ class BackendUnavailable(JiyiError):
     """A store, embedding service or LLM could not be reached or answered with an error."""
 
 
+class Overloaded(BackendUnavailable):
+    """The work could not start within its deadline (a queue is full or slow); the caller may retry after
+    `retry_after` seconds. Raised instead of making a request wait without bound."""
+
+    def __init__(self, message: str, *, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PayloadTooLarge(InvalidInput):
+    """A body, field or text is larger than the configured limit; the message names the field and the limit."""
+
+
+class UnsupportedMediaType(InvalidInput):
+    """The request body is not in a format jiyi reads (JSON)."""
+
+
 class NotSupportedYet(JiyiError):
     """A documented feature whose implementation has not landed; never silently ignored."""

@@ -28,6 +28,7 @@ from jiyi.core.messages import (
 )
 from jiyi.core.retrieval import SearchRequest
 from jiyi.embedders.base import Embedder
+from jiyi.embedders.scheduler import EmbeddingScheduler, embedding_lane, scheduled
 from jiyi.errors import InvalidInput, NotFound
 from jiyi.lifecycle import MaintenancePass, PassStats, spill_working_memory
 from jiyi.llms.base import LLM
@@ -97,6 +98,13 @@ def _expiration(value: Any) -> datetime | None:
     return parse_time(value, "expiration_date")
 
 
+def _embedding_lane(scope: Scope) -> str:
+    """Passages of one user (else agent, else run) share a lane; lanes take turns at the embedding model."""
+    if scope.user_id:
+        return f"user:{scope.user_id}"
+    return f"agent:{scope.agent_id}" if scope.agent_id else f"run:{scope.run_id}"
+
+
 class AsyncMemory:
     def __init__(self, store: MemoryStore, embedder: Embedder, *, llm: LLM | None = None,
                  reranker: Reranker | None = None, config: dict[str, Any] | None = None,
@@ -108,13 +116,17 @@ class AsyncMemory:
         self.store = store
         self.clock = clock
         self.embedder = embedder
+        # Every embedding goes through one scheduler: queries before passages, users' passages in turn, bounded input
+        # (embedders/scheduler.py). `embedder` stays what the caller gave.
+        self.embedding = scheduled(embedder)
+        self._owns_scheduler = not isinstance(embedder, EmbeddingScheduler)
         self.llm = llm
         self.reranker = reranker
         self.config = config or {}
         self.lifecycle = lifecycle or LifecyclePolicy.from_config(self.config)
-        self.write_path = WritePath(store, embedder, llm, write_settings or WriteSettings.from_config(self.config),
-                                    clock, self.lifecycle)
-        self.read_path = ReadPath(store, embedder, llm=llm, reranker=reranker,
+        self.write_path = WritePath(store, self.embedding, llm,
+                                    write_settings or WriteSettings.from_config(self.config), clock, self.lifecycle)
+        self.read_path = ReadPath(store, self.embedding, llm=llm, reranker=reranker,
                                   settings=read_settings or ReadSettings.from_config(self.config), clock=clock)
         self._turns_queued: asyncio.Event | None = None  # set by async adds; a worker waits on it
         if embedder.dims:  # a remote embedder may learn its dimension only from its first answer
@@ -199,7 +211,11 @@ class AsyncMemory:
         turn.status = TurnStatus.PROCESSING
         turn.lease_until = self.clock() + timedelta(seconds=self.write_path.settings.lease_seconds)
         await self._run(self.store.add_turn, turn, stored)
-        turn = await self.write_path.process(turn, stored)
+        try:
+            turn = await self._process_in_lane(turn, stored)
+        except asyncio.CancelledError:
+            self._release_unfinished([turn], {turn.id: 0})
+            raise
         return {"results": [r for r in turn.results if r["event"] in _REPORTED_EVENTS], "event_id": turn.id}
 
     async def get_event(self, event_id: str) -> dict[str, Any]:
@@ -225,10 +241,30 @@ class AsyncMemory:
 
         async def run_in_order(owner_turns: list[TurnRecord]) -> None:
             for turn in owner_turns:
-                await self.write_path.process(turn)
+                await self._process_in_lane(turn)
 
-        await asyncio.gather(*(run_in_order(group) for group in by_owner.values()))
+        attempts = {turn.id: turn.attempts for turn in turns}
+        try:
+            await asyncio.gather(*(run_in_order(group) for group in by_owner.values()))
+        except asyncio.CancelledError:
+            self._release_unfinished(turns, attempts)
+            raise
         return len(turns)
+
+    async def _process_in_lane(self, turn: TurnRecord, stored: list[StoredMessage] | None = None) -> TurnRecord:
+        with embedding_lane(_embedding_lane(turn.scope)):
+            return await self.write_path.process(turn, stored)
+
+    def _release_unfinished(self, turns: Sequence[TurnRecord], attempts: dict[str, int]) -> None:
+        """Processing was cancelled (the server is stopping): the claimed turns not finished go back to the queue,
+        due now, instead of waiting for their lease to run out. A turn whose outcome is being saved is left alone."""
+        now = self.clock()
+        for turn in turns:
+            if turn.status is TurnStatus.PROCESSING:
+                turn.attempts = attempts.get(turn.id, turn.attempts)
+                turn.status = TurnStatus.RETRY if turn.attempts else TurnStatus.QUEUED
+                turn.lease_until, turn.next_attempt_at, turn.updated_at = None, now, now
+                self.store.save_turn(turn)
 
     def _stored_messages(self, parsed: list[ChatMessage], scope: Scope, metadata: dict[str, Any],
                          turn_time: datetime | None, now: datetime) -> list[StoredMessage]:
@@ -267,14 +303,16 @@ class AsyncMemory:
             ))
         if not records:
             return {"results": []}
-        vectors = self.embedder.embed_documents(embed_texts)
+        with embedding_lane(_embedding_lane(scope)):
+            vectors = self.embedding.embed_documents(embed_texts)
         self._bind_learnt_dims()
         history = [HistoryEvent(r.id, Event.ADD, None, r.content, created_at=now, actor_id=r.actor_id, role=r.role)
                    for r in records]
         self.store.insert(records, vectors, history)
         spill_working_memory(self.store, scope, self.lifecycle, now)
         return {"results": [
-            {"id": r.id, "memory": r.content, "event": Event.ADD.value, "actor_id": r.actor_id, "role": r.role}
+            {"id": r.id, "memory": r.content, "event": Event.ADD.value, "actor_id": r.actor_id, "role": r.role,
+             "memory_type": r.memory_type.value}
             for r in records
         ]}
 
@@ -317,7 +355,8 @@ class AsyncMemory:
             updated.metadata = dict(metadata)
         if expires is not _UNSET:
             updated.expiration_date = expires
-        vector = self.embedder.embed_documents([updated.content])[0] if new_text is not None else None
+        with embedding_lane(_embedding_lane(current.scope)):
+            vector = self.embedding.embed_documents([updated.content])[0] if new_text is not None else None
         event = HistoryEvent(memory_id, Event.UPDATE, current.content, updated.content, created_at=current.created_at,
                              updated_at=now, actor_id=current.actor_id, role=current.role)
         self.store.update(updated, vector, event)
@@ -497,14 +536,15 @@ class AsyncMemory:
         purged, saved_bytes, compression_ratio, retention_rate, users, seconds}."""
         if user_id is not None and (not isinstance(user_id, str) or not user_id):
             raise InvalidInput("user_id must be a non-empty string")
-        maintenance = MaintenancePass(self.store, self.embedder, self.clock, self.lifecycle, llm=self.llm,
+        maintenance = MaintenancePass(self.store, self.embedding, self.clock, self.lifecycle, llm=self.llm,
                                       loop=asyncio.get_running_loop())
 
         def work() -> dict[str, Any]:
             users = [user_id] if user_id is not None else self.store.user_ids()
             total = PassStats()
             for user in users:
-                total.add(maintenance.run(user))
+                with embedding_lane(f"user:{user}"):
+                    total.add(maintenance.run(user))
             return {**total.as_dict(), "users": len(users)}
 
         return await self._run(work)
@@ -512,6 +552,8 @@ class AsyncMemory:
     async def close(self) -> None:
         self.write_path.close()
         self.read_path.close()
+        if self._owns_scheduler:
+            await self._run(self.embedding.close)
         if self.llm is not None:
             await self.llm.aclose()
         if self.reranker is not None:

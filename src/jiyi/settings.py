@@ -61,7 +61,16 @@ class Settings(BaseSettings):
                                               '("http://127.0.0.1:8000,https://chat.example.com"), or "*"')
     maintenance_interval: float = Field(3600.0, description="seconds between lifecycle passes inside the server "
                                                             "(decay, forgetting, consolidation); 0: never")
+    shutdown_grace: int = Field(10, ge=0, le=10, description="seconds SIGTERM lets in-flight requests "
+                                                             "finish before they are cancelled; the process is "
+                                                             "gone ~2 s later at most; unfinished turns stay "
+                                                             "queued for the next start")
     log_level: str = "info"
+    max_body_bytes: int = Field(1 << 20, ge=1024, description="largest request body; larger answers 413")
+    max_message_chars: int = Field(65_536, ge=1, description="largest message text (characters)")
+    max_query_chars: int = Field(4_000, ge=1, description="largest search query or rewrite (characters)")
+    max_metadata_bytes: int = Field(16_384, ge=2, description="largest metadata object, as JSON bytes")
+    max_json_depth: int = Field(32, ge=2, le=1000, description="deepest nesting of a JSON body")
 
     @classmethod
     def settings_customise_sources(
@@ -73,6 +82,11 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return init_settings, env_settings
+
+    def request_limits(self) -> dict[str, int]:
+        """The server's RequestLimits arguments."""
+        names = ("max_body_bytes", "max_message_chars", "max_query_chars", "max_metadata_bytes", "max_json_depth")
+        return {name: getattr(self, name) for name in names}
 
     def cors_origin_list(self) -> list[str]:
         return [origin.strip().rstrip("/") for origin in self.cors_origins.split(",") if origin.strip()]

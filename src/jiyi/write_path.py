@@ -10,6 +10,7 @@ extractor runs at once and the turn is retried with the LLM later; nothing the u
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import logging
 from collections.abc import Sequence
@@ -68,6 +69,9 @@ class WriteSettings:
     custom_update_memory_prompt: str | None = None  # mem0 v1: replaces the decision prompt
     llm_timeout: float | None = None  # per LLM call; None: the LLM client's own timeout
     candidates_per_fact: int = 5
+    # A chat turn holds a handful of facts; a pasted document can yield thousands (60k characters of statements: 1,800),
+    # each embedded and decided against the user's memories. The first ones are kept; the message itself is stored.
+    max_facts_per_turn: int = 32
     max_attempts: int = 6  # LLM attempts per turn before it is marked failed
     retry_delay: float = 30.0  # seconds before the first retry; doubled each time, at most an hour
     lease_seconds: float = 300.0  # a claimed turn whose worker died is taken again after this
@@ -94,9 +98,12 @@ class _Applied:
     previous: str | None = None
     actor_id: str | None = None
     role: str | None = None
+    memory_type: MemoryType | None = None  # what an ADD stored (it may differ from what the request asked)
 
     def as_result(self) -> dict[str, Any]:
         result: dict[str, Any] = {"id": self.memory_id, "memory": self.text, "event": self.event.value}
+        if self.memory_type is not None:
+            result["memory_type"] = self.memory_type.value
         if self.previous is not None:
             result["previous_memory"] = self.previous
         if self.actor_id:
@@ -136,7 +143,9 @@ class WritePath:
         # one-row write would queue behind them (measured: 100–200 ms stalls; bench/write_path.py).
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jiyi-write")
-        return await asyncio.get_running_loop().run_in_executor(self._executor, functools.partial(fn, *args))
+        # In the caller's context, as asyncio.to_thread does: the embedding lane (the turn's user) travels with it.
+        call = functools.partial(contextvars.copy_context().run, fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
 
     def close(self) -> None:
         if self._executor is not None:
@@ -210,7 +219,7 @@ class WritePath:
                                          custom_instructions=self.settings.custom_instructions, timeout=timeout)]
         if self._agent_mode(turn, messages):
             jobs.append(llm_memory.extract_facts(self.llm, chat, about="assistant", when=when, timeout=timeout))
-        groups = await asyncio.gather(*jobs)
+        groups = [facts[:self.settings.max_facts_per_turn] for facts in await asyncio.gather(*jobs)]
         shown, reply = await self._shown_memories(turn, messages)
         for i, facts in enumerate(groups):
             boost_here = i == 0 and bool(shown and reply)
@@ -237,6 +246,7 @@ class WritePath:
         facts = offline.extract_user_facts(chat, context)
         if self._agent_mode(turn, messages):
             facts += offline.extract_agent_facts(chat, turn.options.get("agent_name"))
+        facts = facts[:self.settings.max_facts_per_turn]
         decisions: list[Decision] = []
         vectors = np.zeros((0, 0), dtype=np.float32)
         nearest: dict[str, float] = {}
@@ -393,7 +403,8 @@ class WritePath:
             history = HistoryEvent(record.id, Event.ADD, None, record.content, created_at=now,
                                    actor_id=actor, role=about)
             self.store.insert([record], vectors[decision.text][None, :], [history])
-            return _Applied(Event.ADD, record.id, record.content, actor_id=actor, role=about)
+            return _Applied(Event.ADD, record.id, record.content, actor_id=actor, role=about,
+                            memory_type=record.memory_type)
         current = self.store.get(decision.target_id) if decision.target_id else None
         if current is None:
             return None

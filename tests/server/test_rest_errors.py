@@ -28,13 +28,21 @@ class Bad:
     json: Any = None
     raw: bytes | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    content_type: str = "application/json"
 
     def send(self, client: httpx.Client, memory_id: str) -> httpx.Response:
         path = self.path.replace("{id}", memory_id)
         if self.raw is not None:
             return client.request(self.method, path, content=self.raw, params=self.params,
-                                  headers={"content-type": "application/json"})
+                                  headers={"content-type": self.content_type})
         return client.request(self.method, path, json=self.json, params=self.params)
+
+
+def nested(levels: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(levels):
+        value = {"in": value}
+    return value
 
 
 def post_memory(status: int, words: tuple[str, ...], **body: Any) -> Bad:
@@ -81,9 +89,35 @@ BAD_REQUESTS: dict[str, Bad] = {
                                                            expiration_date="9999-12-31T23:59:59-05:00"),
     "timestamp before year 1 in UTC": post_memory(400, ("timestamp",), timestamp="0001-01-01T00:00:00+05:00"),
     # bodies that are not the expected JSON object
-    "malformed json": Bad("POST", "/memories", 422, ("json",), raw=b'{"messages": [{"role": "user", '),
+    "malformed json": Bad("POST", "/memories", 400, ("json", "line 1"), raw=b'{"messages": [{"role": "user", '),
     "body a json list": Bad("POST", "/memories", 422, ("body",), json=[1, 2]),
-    "search malformed json": Bad("POST", "/search", 422, ("json",), raw=b"{query: peanuts}"),
+    "search malformed json": Bad("POST", "/search", 400, ("json", "column 2"), raw=b"{query: peanuts}"),
+    "body not utf-8": Bad("POST", "/memories", 400, ("utf-8", "byte 46"),
+                          raw=b'{"messages": [{"role": "user", "content": "caf\xe9"}], "user_id": "alice"}'),
+    "body nested 5000 deep": Bad("POST", "/search", 400, ("deep", "32"),
+                                 raw=b'{"query": "x", "user_id": "alice", "filters": {"k": ' + b"[" * 5000
+                                 + b"]" * 5000 + b"}}"),
+    "body nested 40 deep": Bad("POST", "/memories", 400, ("40 levels", "limit is 32", "jiyi_max_json_depth"),
+                               json={"messages": USER_MSG, "user_id": "alice", "metadata": nested(39)}),
+    "body over 1 MiB": Bad("POST", "/memories", 413, ("1,048,576", "jiyi_max_body_bytes"),
+                           json={"messages": [{"role": "user", "content": "x" * (1 << 20)}], "user_id": "alice"}),
+    "form body from curl -d": Bad("POST", "/search", 415, ("content-type: application/json", "curl"),
+                                  raw=b"query=peanuts&user_id=alice", content_type="application/x-www-form-urlencoded"),
+    "text body": Bad("POST", "/memories", 415, ("text/plain",), raw=b"remember this", content_type="text/plain"),
+    # field limits: 413 naming the field and the limit
+    "message over the limit": post_memory(413, ("messages[1].content", "65,537", "65,536", "jiyi_max_message_chars"),
+                                          messages=[*USER_MSG, {"role": "user", "content": "y" * 65_537}]),
+    "content parts over the limit": post_memory(413, ("messages[0].content", "65,536"), messages=[
+        {"role": "user", "content": [{"type": "text", "text": "z" * 40_000}, {"type": "text", "text": "z" * 40_000}]}]),
+    "query over the limit": post_search(413, ("query", "4,001", "4,000", "jiyi_max_query_chars"), query="q" * 4001),
+    "metadata over the limit": post_memory(413, ("metadata", "16,384", "jiyi_max_metadata_bytes"),
+                                           metadata={"notes": "n" * 20_000}),
+    "update text over the limit": put_memory(413, ("text", "65,536"), {"text": "t" * 70_000}),
+    "update metadata over the limit": put_memory(413, ("metadata",), {"metadata": {"k": "v" * 17_000}}),
+    "context message over the limit": Bad("POST", "/context", 413, ("messages[0].content", "65,536"), json={
+        "user_id": "alice", "messages": [{"role": "user", "content": "c" * 65_537}]}),
+    "context rewritten_query over the limit": Bad("POST", "/context", 413, ("rewritten_query", "4,000"), json={
+        "user_id": "alice", "messages": USER_MSG, "rewritten_query": "r" * 4001}),
     "lone surrogate in content": Bad("POST", "/memories", (400, 422), ("messages",), raw=(
         b'{"messages": [{"role": "user", "content": "bad \\ud800 text"}], "user_id": "alice", "infer": false}')),
     "lone surrogate in query": Bad("POST", "/search", (400, 422), ("query",),

@@ -90,12 +90,17 @@ def test_metrics_count_adds_searches_store_size_and_requests(client: httpx.Clien
     add(client, "I like sun", user_id="bob")
     search(client, "rain", user_id="alice")
     ok(client.delete(f"/memories/{doomed}"))
+    # Counted as what was stored (a fact), not as what the request said (nothing, or "episodic").
+    extracted = ok(client.post("/memories", json={"messages": [{"role": "user", "content": "我对花生过敏"}],
+                                                  "user_id": "carol", "memory_type": None}))["results"]
+    assert [r["memory_type"] for r in extracted] == ["fact"]
 
     samples = metric_samples(client)
     assert sample(samples, "memory_add_total", memory_type="episodic") == 4
+    assert sample(samples, "memory_add_total", memory_type="fact") == 1
     assert sample(samples, "memory_store_size", layer="short_term") == 3
     assert sample(samples, "memory_search_latency_seconds_count") == 1
-    assert sample(samples, "http_requests_total", method="POST", route="/memories", status="200") == 3
+    assert sample(samples, "http_requests_total", method="POST", route="/memories", status="200") == 4
     assert sample(samples, "http_requests_total", method="POST", route="/search", status="200") == 1
 
 

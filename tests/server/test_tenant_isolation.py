@@ -71,3 +71,50 @@ def test_admin_key_sees_every_user(closed: RunningServer) -> None:
     add(closed, "key-bob", "bob's note")
     assert len(call(closed, "GET", "/memories?user_id=bob", "admin-key").json()["results"]) == 1
     assert call(closed, "POST", "/reset", "admin-key").status_code == 200
+
+
+# Every operator on user_id under a user key: either the key's own scope (a condition can only narrow it) or a 403.
+# None may answer 500 or return bob's memory.
+USER_ID_FILTERS = {
+    "in both": ({"in": ["alice", "bob"]}, 403),
+    "in bob": ({"in": ["bob"]}, 403),
+    "in own": ({"in": ["alice"]}, 200),
+    "in a string": ({"in": "bob"}, 403),
+    "eq bob": ({"eq": "bob"}, 403),
+    "eq own": ({"eq": "alice"}, 200),
+    "eq a number": ({"eq": 7}, 403),
+    "ne own": ({"ne": "alice"}, 200),
+    "ne bob": ({"ne": "bob"}, 200),
+    "nin own": ({"nin": ["alice"]}, 200),
+    "gt empty": ({"gt": ""}, 200),
+    "contains b": ({"contains": "b"}, 200),
+    "a list": (["alice", "bob"], 403),
+    "a number": (5, 403),
+    "null": (None, 200),
+    "star": ("*", 200),
+    "empty object": ({}, 400),
+    "unknown operator": ({"like": "b%"}, 400),
+}
+
+
+@pytest.mark.parametrize("condition, status", USER_ID_FILTERS.values(), ids=USER_ID_FILTERS.keys())
+@pytest.mark.parametrize("route", ["/search", "/context"])
+def test_user_id_filters_with_operators_stay_in_the_keys_scope(closed: RunningServer, route: str,
+                                                               condition: object, status: int) -> None:
+    add(closed, "key-bob", "bob's diary: I love hiking too")
+    add(closed, "key-alice", "alice's diary: I love hiking")
+    body: dict[str, object] = {"filters": {"user_id": condition}}
+    body |= {"query": "hiking diary"} if route == "/search" else {
+        "messages": [{"role": "user", "content": "hiking diary"}], "min_relevance": 0}
+    nested = {**body, "filters": {"OR": [{"user_id": condition}, {"user_id": "bob"}]}}
+    for sent in (body, nested):
+        response = call(closed, "POST", route, "key-alice", json=sent)
+        assert response.status_code < 500, response.text
+        if sent is body:
+            assert response.status_code == status, response.text
+        if response.status_code == 200:
+            found = response.json()["memories" if route == "/context" else "results"]
+            assert {item.get("user_id", "alice") for item in found} <= {"alice"}
+            assert not any("bob" in item["memory"] for item in found)
+        else:
+            assert response.json()["detail"]

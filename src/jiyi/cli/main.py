@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,17 +50,69 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from jiyi.memory import AsyncMemory
     from jiyi.server import create_app
+    from jiyi.server.limits import RequestLimits
     from jiyi.wiring import redact
 
     settings = _settings(args)
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     memory = AsyncMemory.from_config(settings.to_config())
     app = create_app(memory, admin_api_key=settings.admin_api_key, user_api_keys=settings.api_keys,
-                     cors_origins=settings.cors_origin_list(), maintenance_interval=settings.maintenance_interval)
+                     cors_origins=settings.cors_origin_list(), maintenance_interval=settings.maintenance_interval,
+                     limits=RequestLimits(**settings.request_limits()))
     print(f"jiyi {redact(memory.store.url)} · embedder {memory.embedder.model_id} · "
           f"http://{settings.host}:{settings.port}/docs", file=sys.stderr)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
+                            timeout_graceful_shutdown=settings.shutdown_grace)
+    _serve_until_stopped(uvicorn.Server(config), settings.shutdown_grace + SHUTDOWN_MARGIN)
     return 0
+
+
+# After the grace, the lifespan shutdown (worker, scheduler, store; bounded in server/app.py) gets this long before
+# the process exits anyway.
+SHUTDOWN_MARGIN = 2.0
+
+
+def _serve_until_stopped(server: Any, deadline: float) -> None:
+    """Run a uvicorn server until SIGTERM or Ctrl+C, and be gone within `deadline` seconds of the signal.
+
+    Requests and extractions may be stuck in a worker thread (an embedding, a store call): Python cannot interrupt
+    them, and the interpreter joins such threads on exit. Nothing is lost by not waiting: a turn is stored before it
+    is processed, and one left unfinished is processed again after the next start."""
+    armed = threading.Event()
+
+    def exit_after(seconds: float) -> None:
+        if not armed.is_set():
+            armed.set()
+            timer = threading.Timer(seconds, _exit_now, args=(seconds,))
+            timer.daemon = True
+            timer.start()
+
+    exit_on_signal = server.handle_exit
+
+    def handle_exit(sig: int, frame: Any) -> None:
+        exit_on_signal(sig, frame)
+        exit_after(deadline)
+
+    server.handle_exit = handle_exit
+    # uvicorn raises the signal it caught again once it is done; the default SIGTERM action would end the process
+    # with status 143 before the event loop closes. How to exit is decided here instead.
+    previous = signal.signal(signal.SIGTERM, lambda sig, frame: None)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    exit_after(SHUTDOWN_MARGIN)  # idle pool threads are joined at once on exit; a busy one is not waited for
+
+
+def _exit_now(after: float) -> None:
+    logging.getLogger("jiyi.server").warning("shutdown still waiting for worker threads after %g s; exiting without "
+                                             "them (unfinished turns stay queued for the next start)", after)
+    logging.shutdown()  # flushes every handler
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def cmd_add(args: argparse.Namespace) -> int:

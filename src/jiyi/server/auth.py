@@ -68,11 +68,28 @@ class AccessPolicy:
         """The user_id a request may use: a user key's own, whatever the request says (or refuse a different one)."""
         if principal.kind != "user":
             return user_id
-        asked = {user_id, (filters or {}).get("user_id")} - {None}
-        if asked - {principal.user_id}:
+        asked = [user_id, *_named_users((filters or {}).get("user_id"))]
+        if any(asked_id is not None and asked_id != principal.user_id for asked_id in asked):
             raise Forbidden("this API key may only access its own user's memories")
         return principal.user_id
 
     @staticmethod
     def may_read(principal: Principal, item: Mapping[str, Any]) -> bool:
         return principal.kind != "user" or item.get("user_id") == principal.user_id
+
+
+def _named_users(condition: Any) -> list[Any]:
+    """The user ids a top-level user_id filter names: a value, {"eq": v}, {"in": [...]}. Any other form (ne, nin,
+    "*", a comparison) names no one: it stays a condition AND-ed with the key's own scope, so it can only narrow."""
+    if condition is None or condition == "*":
+        return []
+    if isinstance(condition, dict):
+        named: list[Any] = []
+        for op, value in condition.items():
+            if op == "eq":
+                named.append(value)
+            elif op == "in":
+                named.extend(value if isinstance(value, list) else [value])
+        return named
+    return [condition]
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -17,7 +18,10 @@ from jiyi.errors import (
     JiyiError,
     NotFound,
     NotSupportedYet,
+    Overloaded,
+    PayloadTooLarge,
     Unauthorized,
+    UnsupportedMediaType,
 )
 
 log = logging.getLogger("jiyi.server")
@@ -25,6 +29,8 @@ log = logging.getLogger("jiyi.server")
 STATUS = (
     (Unauthorized, 401),
     (Forbidden, 403),
+    (PayloadTooLarge, 413),
+    (UnsupportedMediaType, 415),
     (InvalidInput, 400),
     (NotFound, 404),
     (EmbeddingMismatch, 409),
@@ -41,10 +47,10 @@ def status_for(exc: JiyiError) -> int:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(JiyiError)
     async def jiyi_error(request: Request, exc: JiyiError) -> JSONResponse:
-        status = status_for(exc)
-        if status >= 500:
-            log.warning("%s %s -> %s: %s", request.method, request.url.path, status, exc)
-        return JSONResponse({"detail": str(exc)}, status_code=status)
+        response = error_response(exc)
+        if response.status_code >= 500:
+            log.warning("%s %s -> %s: %s", request.method, request.url.path, response.status_code, exc)
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -53,6 +59,12 @@ def install_error_handlers(app: FastAPI) -> None:
         errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
                   for e in exc.errors()]
         return JSONResponse({"detail": errors}, status_code=422)
+
+
+def error_response(exc: JiyiError) -> JSONResponse:
+    """The one shape of every error answer: {"detail": "what is wrong and how to fix it"}."""
+    headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if isinstance(exc, Overloaded) else None
+    return JSONResponse({"detail": str(exc)}, status_code=status_for(exc), headers=headers)
 
 
 def internal_error_response() -> JSONResponse:

@@ -14,12 +14,30 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from jiyi.errors import InvalidInput, NotFound
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy, Principal, presented_key
+from jiyi.server.limits import RequestLimits
 from jiyi.server.metrics import Metrics
-from jiyi.server.schemas import ContextBody, MemoryCreate, MemoryUpdate, SearchBody
+from jiyi.server.schemas import ContextBody, ErrorBody, MemoryCreate, MemoryUpdate, SearchBody
 from jiyi.server.state import ServerState
 from jiyi.wiring import redact
 
-router = APIRouter()
+# Every answer a route may give besides its 200, in one error schema, so that the OpenAPI document is the truth
+# (schemathesis checks it in tests/server/test_openapi_fuzz.py).
+_ERRORS = {
+    400: "the request is invalid; `detail` says what to fix",
+    401: "an API key is needed, or the key is unknown",
+    403: "the key may not do this (another user's memories, an admin route)",
+    413: "the body or a field is larger than the limit `detail` names",
+    415: "the body is not JSON",
+    422: "a field has the wrong type or is out of range; `detail` lists where",
+    503: "a backend is unavailable or the server is overloaded; retry after the Retry-After header's seconds",
+}
+COMMON_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": text} for status, text in _ERRORS.items()
+}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "no such memory or event, or it belongs to another user"}}
+
+router = APIRouter(responses=COMMON_ERRORS)
 
 
 def state(request: Request) -> ServerState:
@@ -32,6 +50,10 @@ def memory(request: Request) -> AsyncMemory:
 
 def metrics(request: Request) -> Metrics:
     return state(request).metrics
+
+
+def limits(request: Request) -> RequestLimits:
+    return state(request).limits
 
 
 def principal(
@@ -49,6 +71,7 @@ def require_admin(request: Request, who: Annotated[Principal, Depends(principal)
 MemoryDep = Annotated[AsyncMemory, Depends(memory)]
 MetricsDep = Annotated[Metrics, Depends(metrics)]
 Caller = Annotated[Principal, Depends(principal)]
+Limits = Annotated[RequestLimits, Depends(limits)]
 Admin = Depends(require_admin)
 
 
@@ -80,7 +103,8 @@ async def health(request: Request) -> dict[str, Any]:
     return {"status": "ok", "store": redact(current.store.url), "embedder": current.embedder.model_id}
 
 
-@router.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
+@router.get("/metrics", tags=["ops"], responses={
+    200: {"description": "Prometheus text format", "content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}})
 async def prometheus(m: MetricsDep) -> PlainTextResponse:
     body = await asyncio.to_thread(generate_latest, m.registry)
     return PlainTextResponse(body, media_type=CONTENT_TYPE_LATEST)
@@ -97,11 +121,15 @@ async def get_configuration(m: MemoryDep) -> dict[str, Any]:
     return redact(m.config)
 
 
-@router.post("/memories", tags=["memories"])
-async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Caller,
+@router.post("/memories", tags=["memories"], responses={
+    202: {"description": "async_mode: the turn is stored; poll GET /events/{event_id}"}, **NOT_FOUND})
+async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits,
                      response: Response) -> dict[str, Any]:
     """Sync (default): answers with the ADD / UPDATE / DELETE events. `async_mode`: answers 202 once the turn is
     stored, with an `event_id` to poll at GET /events/{event_id}."""
+    cap.check_messages(body.messages)
+    cap.check_metadata(body.metadata)
+    cap.check_query(body.prompt, "prompt")
     user_id = AccessPolicy.bind_user(who, body.user_id)
     _require_scope(user_id, body.agent_id, body.run_id)
     started = time.perf_counter()
@@ -117,7 +145,7 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
         response.status_code = 202
     for item in result["results"]:
         if item["event"] == "ADD":
-            mx.add_total.labels(memory_type=body.memory_type or "episodic").inc()
+            mx.add_total.labels(memory_type=item.get("memory_type") or "unknown").inc()
         elif item["event"] == "UPDATE":
             mx.update_total.inc()
         elif item["event"] == "DELETE":
@@ -125,7 +153,7 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
     return result
 
 
-@router.get("/events/{event_id}", tags=["memories"])
+@router.get("/events/{event_id}", tags=["memories"], responses=NOT_FOUND)
 @router.get("/v1/event/{event_id}/", include_in_schema=False)  # the path mem0's platform clients poll
 async def get_event(event_id: str, m: MemoryDep, who: Caller) -> dict[str, Any]:
     """The extraction state of a turn added with async_mode (or any infer=True add): status, results, attempts."""
@@ -152,13 +180,14 @@ async def list_memories(
                            show_expired=show_expired)
 
 
-@router.get("/memories/{memory_id}", tags=["memories"])
+@router.get("/memories/{memory_id}", tags=["memories"], responses=NOT_FOUND)
 async def get_memory(memory_id: str, m: MemoryDep, who: Caller) -> dict[str, Any]:
     return await _owned(m, who, memory_id)
 
 
 @router.post("/search", tags=["memories"])
-async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep, who: Caller) -> dict[str, Any]:
+async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits) -> dict[str, Any]:
+    cap.check_query(body.query)
     user_id = AccessPolicy.bind_user(who, body.user_id, body.filters)
     _require_scope(user_id, body.agent_id, body.run_id, body.filters)
     started = time.perf_counter()
@@ -172,11 +201,14 @@ async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep, who: Caller) ->
 
 
 @router.post("/context", tags=["memories"])
-async def context(body: ContextBody, m: MemoryDep, mx: MetricsDep, who: Caller) -> dict[str, Any]:
+async def context(body: ContextBody, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits) -> dict[str, Any]:
     """For chat clients, before each reply: the memory block for this conversation and the messages with it
     appended to the first system message. Query enhancement: the last user message, then the recent conversation,
     then (with `rewrite`) an LLM rewrite. If recall fails or misses its deadline, the messages come back unchanged
     with `degraded: true`."""
+    cap.check_messages(body.messages)
+    cap.check_query(body.rewritten_query, "rewritten_query")
+    cap.check_query(body.rewrite_prompt, "rewrite_prompt")
     user_id = AccessPolicy.bind_user(who, body.user_id, body.filters)
     _require_scope(user_id, body.agent_id, body.run_id, body.filters)
     started = time.perf_counter()
@@ -191,12 +223,15 @@ async def context(body: ContextBody, m: MemoryDep, mx: MetricsDep, who: Caller) 
     return result
 
 
-@router.put("/memories/{memory_id}", tags=["memories"])
+@router.put("/memories/{memory_id}", tags=["memories"], responses=NOT_FOUND)
 async def update_memory(
-    memory_id: str, body: MemoryUpdate, m: MemoryDep, mx: MetricsDep, who: Caller
+    memory_id: str, body: MemoryUpdate, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits
 ) -> dict[str, str]:
-    await _owned(m, who, memory_id)
     texts = {t for t in (body.text, body.data, body.memory) if t is not None}
+    for text in texts:
+        cap.check_message_text(text, "text")
+    cap.check_metadata(body.metadata)
+    await _owned(m, who, memory_id)
     if len(texts) > 1:
         raise InvalidInput("give the new text once (text, data or memory)")
     options: dict[str, Any] = {"text": texts.pop() if texts else None, "metadata": body.metadata}
@@ -207,14 +242,14 @@ async def update_memory(
     return result
 
 
-@router.get("/memories/{memory_id}/history", tags=["memories"])
+@router.get("/memories/{memory_id}/history", tags=["memories"], responses=NOT_FOUND)
 async def memory_history(memory_id: str, m: MemoryDep, who: Caller) -> list[dict[str, Any]]:
     if who.kind == "user":
         await _owned(m, who, memory_id)  # deleted memories' history stays admin-only for user keys
     return await m.history(memory_id)
 
 
-@router.delete("/memories/{memory_id}", tags=["memories"])
+@router.delete("/memories/{memory_id}", tags=["memories"], responses=NOT_FOUND)
 async def delete_memory(memory_id: str, m: MemoryDep, mx: MetricsDep, who: Caller) -> dict[str, str]:
     await _owned(m, who, memory_id)
     result = await m.delete(memory_id)

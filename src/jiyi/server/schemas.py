@@ -11,6 +11,12 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+class ErrorBody(BaseModel):
+    """Every error answer. `detail` is a sentence saying what to fix; for a 422, where each field went wrong."""
+
+    detail: str | list[dict[str, Any]]
+
+
 class MessageIn(_Body):
     role: str = Field(..., description="user, assistant, system, tool")
     content: str | list[dict[str, Any]]

@@ -1,4 +1,4 @@
-"""What the server owns for its lifetime: the Memory, the metrics, the access policy."""
+"""What the server owns for its lifetime: the Memory, the metrics, the access policy, the request limits."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ from typing import Any
 
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy
+from jiyi.server.limits import RequestLimits
 from jiyi.server.metrics import Metrics
 
 
 class ServerState:
-    def __init__(self, memory: AsyncMemory, policy: AccessPolicy) -> None:
+    def __init__(self, memory: AsyncMemory, policy: AccessPolicy, limits: RequestLimits) -> None:
         self.memory = memory
         self.policy = policy
+        self.limits = limits
         self.metrics = Metrics(lambda: self.memory.store.count(), count_turns=lambda: self.memory.store.turn_counts())
         self._lock = asyncio.Lock()
 

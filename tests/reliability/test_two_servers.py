@@ -1,0 +1,83 @@
+"""Two `jiyi serve` processes on one SQLite file, written through concurrently: every write is visible from both,
+by id, in listings and in search, and the turns queued through one are finished by whichever worker claims them."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+
+from tests.reliability.conftest import ServerProcess, StartServer, wait_for_events
+
+CLIENTS_PER_SERVER = 8
+ADDS_PER_CLIENT = 25
+
+
+async def write_through(server: ServerProcess, tag: str, memories: dict[str, str], events: list[str],
+                        answers: Counter[str]) -> None:
+    async with server.async_client(timeout=60) as http:
+
+        async def client(n: int) -> None:
+            for i in range(ADDS_PER_CLIENT):
+                text = f"{tag} client {n} memory {i}: the cat is called Mochi-{tag}-{n}-{i}"
+                async_mode = i % 5 == 0
+                response = await http.post("/memories", json={
+                    "messages": [{"role": "user", "content": text}], "user_id": f"user{n % 4}",
+                    "infer": async_mode, "async_mode": async_mode})
+                answers[str(response.status_code)] += 1
+                if response.status_code == 202:
+                    events.append(response.json()["event_id"])
+                elif response.status_code == 200:
+                    memories.update({r["id"]: r["memory"] for r in response.json()["results"]})
+
+        await asyncio.gather(*(client(n) for n in range(CLIENTS_PER_SERVER)))
+
+
+def test_two_servers_on_one_file(serve: StartServer) -> None:
+    first = serve()
+    second = serve(db=first.db)
+    memories: dict[str, str] = {}
+    events: list[str] = []
+    answers: Counter[str] = Counter()
+
+    async def both() -> None:
+        await asyncio.gather(write_through(first, "A", memories, events, answers),
+                             write_through(second, "B", memories, events, answers))
+
+    asyncio.run(both())
+    expected = 2 * CLIENTS_PER_SERVER * ADDS_PER_CLIENT
+    assert answers == {"200": expected * 4 // 5, "202": expected // 5}, answers
+    assert len(memories) == expected * 4 // 5
+
+    for server in (first, second):
+        with server.client() as client:
+            wait_for_events(client, events, "SUCCEEDED", timeout=60)  # visible from both, whoever processed them
+            listed = {m["id"]: m["memory"] for u in range(4) for m in client.get(
+                "/memories", params={"user_id": f"user{u}", "limit": 1000}).json()["results"]}
+            missing = {i for i in memories if listed.get(i) != memories[i]}
+            assert not missing, f"{len(missing)} memories missing from {server.url}"
+            for memory_id, text in random.Random(1).sample(sorted(memories.items()), 12):
+                # Found by search too: the vector cache of each process sees the other's writes.
+                user = f"user{int(text.split()[2]) % 4}"  # "<tag> client <n> memory …"
+                response = client.post("/search", json={"query": text, "filters": {"user_id": user}, "top_k": 1})
+                assert response.status_code == 200
+                assert [hit["id"] for hit in response.json()["results"]] == [memory_id], text
+    for server in (first, second):
+        status, _ = server.terminate()
+        assert status == 0
+
+
+def test_a_second_server_reads_writes_made_after_its_first_search(serve: StartServer) -> None:
+    """The cached vectors of a scope are dropped when another process writes to the file."""
+    first = serve()
+    second = serve(db=first.db)
+    with first.client() as a, second.client() as b:
+        body = {"messages": [{"role": "user", "content": "I live in Hangzhou"}], "user_id": "alice", "infer": False}
+        assert a.post("/memories", json=body).status_code == 200
+        search = {"query": "where does alice live now", "filters": {"user_id": "alice"}, "top_k": 5}
+        assert len(b.post("/search", json=search).json()["results"]) == 1  # B has cached alice's vectors
+        later = {**body, "messages": [{"role": "user", "content": "I moved to Shenzhen, where alice lives now"}]}
+        new_id = a.post("/memories", json=later).json()["results"][0]["id"]
+        hits = b.post("/search", json=search).json()["results"]
+        assert new_id in [hit["id"] for hit in hits]
+        assert b.get(f"/memories/{new_id}").status_code == 200
