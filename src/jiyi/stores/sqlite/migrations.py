@@ -123,6 +123,13 @@ def m007_history_reason(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX memories_deleted ON memories(deleted_at) WHERE deleted_at IS NOT NULL")
 
 
+@migration
+def m008_scope_category_index(db: sqlite3.Connection) -> None:
+    # Every search also looks for the scope's core and system memories (a vector search restricted by category):
+    # without this index that filter read each of the user's rows, 13 ms of a search at 10k memories.
+    db.execute("CREATE INDEX memories_user_category ON memories(user_id, category) WHERE deleted_at IS NULL")
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

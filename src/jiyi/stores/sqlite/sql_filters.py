@@ -85,13 +85,15 @@ def _condition_sql(cond: Condition, params: list[Any]) -> str:
     return f"({type_check} AND {expr} {symbol} ?)"
 
 
-def to_sql(node: Node | None, params: list[Any]) -> str:
+def to_sql(node: Node | None, params: list[Any], *, negated: bool = False) -> str:
     if node is None:
         return "1"
     if isinstance(node, Condition):
-        # SQL's NULL would make NOT(missing = x) unknown instead of true: force every condition to 0 or 1.
-        return f"coalesce({_condition_sql(node, params)}, 0)"
-    parts = [to_sql(item, params) for item in node.items]
+        # SQL's NULL would make NOT(missing = x) unknown instead of true: under a NOT, force a condition to 0 or 1.
+        # Elsewhere NULL already counts as false, and the bare condition lets SQLite use an index (category IN ...).
+        sql = _condition_sql(node, params)
+        return f"coalesce({sql}, 0)" if negated else sql
+    parts = [to_sql(item, params, negated=negated or node.kind == "NOT") for item in node.items]
     if node.kind == "AND":
         return "(" + " AND ".join(parts) + ")"
     if node.kind == "OR":
