@@ -9,6 +9,7 @@ fact that was extracted, the event the write path took on it is compared with th
 either).
 
     python bench/extraction.py                      # offline extractor (no LLM)
+    python bench/extraction.py --data bench/data/extraction_eval_holdout.json   # the held-out set (never tune on it)
     python bench/extraction.py --llm openai:gpt-4o-mini --llm-base-url https://... --llm-api-key ...
 """
 
@@ -122,13 +123,18 @@ def main() -> int:
     parser.add_argument("--embedder", default="e5")
     parser.add_argument("--verbose", action="store_true", help="print every turn whose facts differ from the labels")
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--data", type=Path, default=DATA, help="a labelled set in the same format, e.g. "
+                        "bench/data/extraction_eval_holdout.json (held out: measure on it, never tune on it)")
+    parser.add_argument("--out", type=Path, default=None, help="where the report goes (default: results/"
+                        "extraction.json, or extraction-<set>.json for another set)")
     args = parser.parse_args()
 
     sys.path.insert(0, str(HERE.parent / "src"))
     from jiyi import Memory, build_embedder, build_store
     from jiyi.llms import build_llm
 
-    dialogues = json.loads(DATA.read_text(encoding="utf-8"))["dialogues"]
+    dialogues = json.loads(args.data.read_text(encoding="utf-8"))["dialogues"]
+    out = args.out or (RESULTS if args.data == DATA else RESULTS.with_name(f"extraction-{args.data.stem}.json"))
     embedder = build_embedder(args.embedder)
     llm = build_llm(args.llm, base_url=args.llm_base_url, api_key=args.llm_api_key) if args.llm else None
     workdir = Path(tempfile.mkdtemp(prefix="jiyi-extraction-"))
@@ -146,6 +152,7 @@ def main() -> int:
 
     with Recording(store, embedder, llm=llm) as memory:
         report = evaluate(memory, dialogues, args.verbose)
+    report["data"] = args.data.name
     report["extractor"] = args.llm or "offline"
     report["embedder"] = args.embedder
     report["turns"] = sum(len(d["turns"]) for d in dialogues)
@@ -158,8 +165,8 @@ def main() -> int:
     print("decisions:", report["decision_confusion"])
     print(f"add() p50 {report['add_ms_p50']} ms over {report['turns']} turns")
     if not args.no_save:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
