@@ -59,9 +59,11 @@ def test_two_servers_on_one_file(serve: StartServer) -> None:
             for memory_id, text in random.Random(1).sample(sorted(memories.items()), 12):
                 # Found by search too: the vector cache of each process sees the other's writes.
                 user = f"user{int(text.split()[2]) % 4}"  # "<tag> client <n> memory …"
-                response = client.post("/search", json={"query": text, "filters": {"user_id": user}, "top_k": 1})
+                # top 3, not top 1: "Mochi-A-3-7" and "Mochi-A-7-3" hold the same words, a true tie for the
+                # hashing embedder and for keyword search alike.
+                response = client.post("/search", json={"query": text, "filters": {"user_id": user}, "top_k": 3})
                 assert response.status_code == 200
-                assert [hit["id"] for hit in response.json()["results"]] == [memory_id], text
+                assert memory_id in [hit["id"] for hit in response.json()["results"]], text
     for server in (first, second):
         status, _ = server.terminate()
         assert status == 0

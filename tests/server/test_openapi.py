@@ -60,7 +60,9 @@ def test_schemathesis_finds_no_server_error_undocumented_status_or_schema_violat
     headers = ["-H", "X-API-Key: key-alice"] if user_key else []
     run = subprocess.run(
         [str(ST), "run", f"{server.url}/openapi.json", *headers, "--checks", CHECKS, "--max-examples", "25",
-         "--workers", "2", "--exclude-path", "/configure", "--exclude-path", "/reset", "--no-color"],
+         # One worker: schemathesis's threads make CPython 3.11.7's ast.parse fail now and then ("AST constructor
+         # recursion depth mismatch", a CPython bug), which would fail this test for no fault of the server.
+         "--workers", "1", "--exclude-path", "/configure", "--exclude-path", "/reset", "--no-color"],
         capture_output=True, text=True, timeout=240,
     )
     summary = run.stdout[run.stdout.find("FAILURES"):] if "FAILURES" in run.stdout else run.stdout[-3000:]
