@@ -332,3 +332,34 @@ def test_raw_memories_keep_their_own_text_but_find_their_context(tmp_path: Path)
         reply = next(r for r in results if r["memory"].startswith("Wonderful"))
         assert "vector" in reply["score_details"]["paths"]
         assert reply["score_details"]["paths"]["vector"]["relevance"] > 0.2
+
+
+def test_a_search_does_not_wait_for_its_access_counts_to_be_written(tmp_path: Path) -> None:
+    """The review write (access_count, last_accessed_at) runs beside the answer, not before it; whoever reads the
+    memory afterwards sees the count, and searches that land while a write runs are written together after it."""
+    import threading
+
+    memory = memory_at(tmp_path)
+    [memory_id] = add_raw(memory, ["我对花生过敏"])
+    store = memory.store
+    gate, entered, calls = threading.Event(), threading.Event(), []
+    original = store.record_access
+
+    def slow_record_access(ids: list[str], when: Any) -> None:
+        calls.append(list(ids))
+        entered.set()
+        assert gate.wait(10)
+        original(ids, when)
+
+    store.record_access = slow_record_access  # type: ignore[method-assign]
+    try:
+        assert memory.search("花生", user_id="u")["results"][0]["id"] == memory_id  # answered, the write blocked
+        assert entered.wait(5)
+        assert memory.search("过敏", user_id="u")["results"][0]["id"] == memory_id
+        assert memory.search("花生过敏", user_id="u")["results"]
+        threading.Timer(0.2, gate.set).start()
+        assert memory.get(memory_id)["access_count"] == 3  # get() waited for all three
+        assert len(calls) == 2  # the two searches behind the blocked write went in one batch
+    finally:
+        gate.set()
+        memory.close()

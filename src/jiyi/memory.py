@@ -501,6 +501,7 @@ class AsyncMemory:
         return await self.read_path.context(request, messages, budget_chars=budget_chars, header=header)
 
     async def get(self, memory_id: str) -> dict[str, Any]:
+        await self.read_path.settle()  # access counts include every search that has answered
         record = await self._run(self.store.get, memory_id)
         if record is None:
             raise NotFound(f"memory {memory_id} not found")
@@ -519,6 +520,7 @@ class AsyncMemory:
     ) -> dict[str, Any]:
         scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
         count = _limit(top_k if top_k is not None else limit, DEFAULT_LIST_LIMIT, "limit")
+        await self.read_path.settle()
         records = await self._run(self.store.list_records, scope.require(), parse_filters(rest), count, show_expired)
         return {"results": [memory_item(r) for r in records]}
 
@@ -536,6 +538,7 @@ class AsyncMemory:
         purged, saved_bytes, compression_ratio, retention_rate, users, seconds}."""
         if user_id is not None and (not isinstance(user_id, str) or not user_id):
             raise InvalidInput("user_id must be a non-empty string")
+        await self.read_path.settle()  # retention counts every review
         maintenance = MaintenancePass(self.store, self.embedding, self.clock, self.lifecycle, llm=self.llm,
                                       loop=asyncio.get_running_loop())
 
@@ -550,6 +553,7 @@ class AsyncMemory:
         return await self._run(work)
 
     async def close(self) -> None:
+        await self.read_path.settle()
         self.write_path.close()
         self.read_path.close()
         if self._owns_scheduler:

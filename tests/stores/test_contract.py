@@ -198,6 +198,10 @@ def test_record_access_counts(store: MemoryStore, embedder: Embedder) -> None:
     store.record_access([a], when)
     record = store.get(a)
     assert record is not None and record.access_count == 2 and record.last_accessed_at == when
+    [b] = put(store, embedder, "y")
+    store.record_access([a, b, a], when + timedelta(days=1))  # the read path writes several searches at once
+    counts = {i: r.access_count for i, r in store.get_many([a, b]).items()}
+    assert counts == {a: 4, b: 1}
 
 
 def test_messages_are_kept_in_order(store: MemoryStore) -> None:

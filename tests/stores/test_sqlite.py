@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from jiyi import build_embedder
 from jiyi.records import Event, HistoryEvent, MemoryRecord, Scope
 from jiyi.stores.sqlite import SqliteStore
@@ -77,20 +80,43 @@ def test_vector_cache_is_bounded_and_still_correct(tmp_path: Path) -> None:
         assert store._cached_rows <= 10
 
 
-def test_the_core_memory_filter_reads_an_index_not_every_row_of_the_user(tmp_path: Path) -> None:
-    """Every search restricts a second vector search to core/system memories; the SQL for it must reach them through
-    memories_user_category (13 ms of table scan at 10k memories before), while NOT keeps its NULL-safe form."""
+def test_recall_filters_read_an_index_not_every_row_of_the_user(tmp_path: Path) -> None:
+    """Every search restricts a second vector search to core/system memories, and the rules path to a slot's tag or
+    to preferences and constraints. Their SQL must be answered from memories_user_facets alone (a scan of the rows,
+    embeddings included, took 13-16 ms at 10k memories), while NOT keeps its NULL-safe form."""
+    from jiyi.core.facts import slot_filter
     from jiyi.core.filters import parse_filters
+    from jiyi.core.intent import CONSTRAINT_FILTER
     from jiyi.core.retrieval import CORE_FILTER
     from jiyi.stores.sqlite.sql_filters import to_sql
 
     store = SqliteStore(tmp_path / "plan.db")
-    params: list[object] = []
-    where = to_sql(CORE_FILTER, params)
-    plan = " ".join(str(tuple(row)) for row in store._db.execute(
-        f"EXPLAIN QUERY PLAN SELECT rowid FROM memories WHERE user_id = ? AND deleted_at IS NULL AND {where}",
-        ["u", *params]))
-    assert "memories_user_category" in plan, plan
+    for name, node in (("core", CORE_FILTER), ("slot", slot_filter("hometown")), ("constraint", CONSTRAINT_FILTER)):
+        params: list[object] = []
+        where = to_sql(node, params)
+        plan = " ".join(str(tuple(row)) for row in store._db.execute(
+            f"EXPLAIN QUERY PLAN SELECT rowid FROM memories WHERE user_id = ? AND deleted_at IS NULL AND {where}",
+            ["u", *params]))
+        assert "COVERING INDEX memories_user_facets" in plan, (name, plan)
     negated: list[object] = []
     assert to_sql(parse_filters({"NOT": [{"role": "user"}]}), negated).startswith("(NOT (coalesce(")
+    store.close()
+
+
+@pytest.mark.parametrize("tag", ["slot:home", 'say "hi"', "back\\slash", "老家", "tab\there", "emoji 🙂"])
+def test_a_tag_filter_finds_exactly_the_tagged_memories_whatever_the_tag_holds(tmp_path: Path, tag: str) -> None:
+    """The tags filter tests the JSON text for the tag before parsing it: escapes and non-ASCII must not hide a tag,
+    and a tag that is only part of another must not match."""
+    from jiyi.core.filters import parse_filters
+
+    store = SqliteStore(tmp_path / "tags.db")
+    store.bind_embedding("test", 2)
+    scope = Scope("u")
+    tagged = MemoryRecord("tagged", scope, tags=["fact", tag])
+    longer = MemoryRecord("longer tag", scope, tags=[tag + "x"])
+    plain = MemoryRecord("untagged", scope, tags=["fact"])
+    store.insert([tagged, longer, plain], np.eye(3, 2, dtype=np.float32) + 0.1, [])
+    where = parse_filters({"jiyi.tags": {"contains": tag}})
+    assert [r.id for r in store.list_records(scope, where)] == [tagged.id]
+    assert [h.memory_id for h in store.vector_search(scope, np.array([1, 0], np.float32), 5, where)] == [tagged.id]
     store.close()

@@ -43,7 +43,10 @@ class E5SmallEmbedder:
         # OpenMP runtime starts a thread team for each thread that calls it: once several worker threads had called,
         # their idle teams competed for the cores and a query took 18 ms instead of 8 (2 cores). Behind the embedding
         # scheduler (one thread already) this is one more hop, ~40 us against a 7 ms query; kept so that a caller using
-        # the embedder directly from several threads (bench, import) stays safe.
+        # the embedder directly from several threads (bench, import) stays safe. For the same reason a second
+        # instance for queries, on a thread of its own beside a running passage, does not pay: once two threads had
+        # called the engine, an idle query took 21.7 ms instead of 7.4 (even with the second instance on 1 thread);
+        # it only helps while a long passage runs (15 ms instead of waiting up to 0.35 s). Measured 2026-11-25.
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jiyi-e5")
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:

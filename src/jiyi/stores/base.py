@@ -102,6 +102,7 @@ class MemoryStore(Protocol):
         ...
 
     def record_access(self, memory_ids: Sequence[str], when: datetime) -> None:
+        """Each listed id's access_count + 1 (an id listed twice: + 2), last_accessed_at = when; one transaction."""
         ...
 
     def history(self, memory_id: str) -> list[HistoryEvent]:

