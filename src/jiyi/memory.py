@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from jiyi.core.filters import merge_scope, parse_filters
+from jiyi.core.filters import Logic, Node, merge_scope, parse_filters
 from jiyi.core.injection import MEMORY_HEADER
 from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import (
@@ -65,6 +65,18 @@ _UNSET: Any = object()
 
 _REPORTED_EVENTS = {Event.ADD.value, Event.UPDATE.value, Event.DELETE.value}  # what mem0's add() returns
 _SOURCES = {"user": Source.USER, "assistant": Source.ASSISTANT, "system": Source.SYSTEM}
+
+
+NOT_MESSAGES: Node = Logic("NOT", (parse_filters({"jiyi.category": Category.MESSAGE.value}),))  # type: ignore[arg-type]
+
+
+def _mentions_category(filters: Any) -> bool:
+    """Whether a filter tree names the category anywhere (then it decides which categories are listed)."""
+    if isinstance(filters, dict):
+        return any(key == "jiyi.category" or _mentions_category(value) for key, value in filters.items())
+    if isinstance(filters, list):
+        return any(_mentions_category(item) for item in filters)
+    return False
 
 
 def _limit(value: Any, default: int, name: str) -> int:
@@ -517,11 +529,17 @@ class AsyncMemory:
         limit: int | None = None,
         top_k: int | None = None,
         show_expired: bool = False,
+        include_messages: bool = False,
     ) -> dict[str, Any]:
+        """The scope's memories, newest first, mem0-shaped. The messages an infer=True add keeps as searchable
+        evidence (category "message") are listed only with `include_messages` or a filter on the category."""
         scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
         count = _limit(top_k if top_k is not None else limit, DEFAULT_LIST_LIMIT, "limit")
+        where = parse_filters(rest)
+        if not include_messages and not _mentions_category(rest):
+            where = Logic("AND", (where, NOT_MESSAGES)) if where is not None else NOT_MESSAGES
         await self.read_path.settle()
-        records = await self._run(self.store.list_records, scope.require(), parse_filters(rest), count, show_expired)
+        records = await self._run(self.store.list_records, scope.require(), where, count, show_expired)
         return {"results": [memory_item(r) for r in records]}
 
     async def history(self, memory_id: str) -> list[dict[str, Any]]:

@@ -34,11 +34,18 @@ from jiyi.core.query_enhancement import (
     rewrite_input,
 )
 from jiyi.core.ranking import RankingWeights
-from jiyi.core.retrieval import Retrieval, RetrievalSettings, SearchRequest, candidate_pool, hybrid_search
+from jiyi.core.retrieval import (
+    Retrieval,
+    RetrievalSettings,
+    SearchRequest,
+    candidate_pool,
+    hybrid_search,
+    without_covered_messages,
+)
 from jiyi.embedders.base import Embedder
 from jiyi.errors import BackendUnavailable, ConfigError
 from jiyi.llms.base import LLM, LLMError, LLMTimeout
-from jiyi.records import Clock, Scope, SearchHit, utcnow
+from jiyi.records import Category, Clock, MemoryRecord, Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore
 
 if TYPE_CHECKING:
@@ -120,6 +127,14 @@ class RecallRequest:
 
 
 STAGE_NAMES = ("question", "context", "rewrite")
+
+
+def injected_text(record: MemoryRecord) -> str:
+    """A memory as the model reads it: a message kept word for word carries the day it was said, since it may say
+    "yesterday" or "this morning"; a fact reads as it is."""
+    if record.category is Category.MESSAGE and record.event_time is not None:
+        return f"[{record.event_time:%Y-%m-%d}] {record.content}"
+    return record.content
 
 
 @dataclass(slots=True)
@@ -234,6 +249,7 @@ class ReadPath:
             details = {**hit.details, "rerank": round(score, 6), "fused_score": hit.score} if request.explain else {}
             reranked.append(SearchHit(hit.record, round(weighed, 6), details, round(score, 6)))
         reranked.sort(key=lambda h: (-h.score, h.record.id))
+        reranked = without_covered_messages(reranked, request.top_k)
         retrieval.timings_ms["rerank_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return Retrieval(reranked[: request.top_k], retrieval.timings_ms, retrieval.paths)
 
@@ -341,7 +357,7 @@ class ReadPath:
             return {"messages": inject(messages, ""), "memory_block": "", "memories": [],
                     "stages": [s.as_dict() for s in stages], "degraded": True,
                     "error": f"{type(exc).__name__}: {exc}"[:300], "elapsed_ms": _elapsed_ms(started)}
-        block, used = memory_block([h.record.content for h in recall.hits], budget_chars, header)
+        block, used = memory_block([injected_text(h.record) for h in recall.hits], budget_chars, header)
         injected = [recall.hits[i] for i in used]
         try:
             await self.refresh([h.record.id for h in injected])

@@ -36,6 +36,9 @@ class Category(StrEnum):
     CORE = "core"
     FACT = "fact"
     EPISODE = "episode"
+    # A message kept word for word as searchable evidence beneath the facts extracted from it (infer=True): what the
+    # extraction missed is still found, and a fact that stands for it replaces it in results (core/retrieval.py).
+    MESSAGE = "message"
 
 
 class Source(StrEnum):

@@ -2,6 +2,8 @@
 
 extract facts (LLM, or jiyi's rules) → embed each fact once → find the most similar memories of the same owner →
 decide ADD / UPDATE / DELETE / NONE (and BOOST for memories that shaped the reply) → apply, one transaction per change.
+Then every message of the turn is kept word for word as evidence (Category.MESSAGE): searchable beneath the facts,
+so what extraction missed is still found.
 
 The turn and its messages are already stored when this runs (see AsyncMemory.add). When the LLM fails, the offline
 extractor runs at once and the turn is retried with the LLM later; nothing the user said is lost.
@@ -13,6 +15,7 @@ import asyncio
 import contextvars
 import functools
 import logging
+import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -24,10 +27,11 @@ import numpy as np
 from jiyi.core import llm_memory, offline
 from jiyi.core.episodes import stamp_summary, summarize_offline
 from jiyi.core.facts import Candidate, Decision, Fact, slot_filter, slot_tag
+from jiyi.core.filters import parse_filters
 from jiyi.core.forget_request import ForgetRequest, forget_request
 from jiyi.core.importance import importance_score, on_seed_scale
 from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
-from jiyi.core.messages import ChatMessage
+from jiyi.core.messages import ChatMessage, in_conversation
 from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.core.text import query_terms
 from jiyi.embedders.base import Embedder
@@ -60,6 +64,17 @@ EXTRACTION_CERTAINTY = 0.9
 # "Forget <topic>": the memories this close to the topic (fused relevance, as the read path gates on), at most so many.
 FORGET_RELEVANCE = 0.5
 FORGET_AT_MOST = 3
+# Decisions compare a fact with facts: evidence messages and episode summaries are not memories to update or delete.
+DECIDABLE = parse_filters({"jiyi.category": {"in": [Category.FACT.value, Category.CORE.value, Category.SYSTEM.value]}})
+# A message kept as evidence starts at the bottom of the importance scale: a fact saying the same ranks above it.
+MESSAGE_IMPORTANCE = 0.5
+_EVIDENCE_IDS = uuid.UUID("5a0c1f4e-2f1b-4a57-9d1e-7c3b2a9e6d10")
+_SOURCES = {"user": Source.USER, "assistant": Source.ASSISTANT, "system": Source.SYSTEM}
+
+
+def evidence_id(message_id: str) -> str:
+    """The id of a message's evidence record: derived from the message, so a retried turn never stores it twice."""
+    return str(uuid.uuid5(_EVIDENCE_IDS, message_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +91,7 @@ class WriteSettings:
     retry_delay: float = 30.0  # seconds before the first retry; doubled each time, at most an hour
     lease_seconds: float = 300.0  # a claimed turn whose worker died is taken again after this
     episode_every: int = 30  # messages per episode summary
+    keep_messages: bool = True  # keep every message of an infer=True turn as searchable evidence
     boost: float = 0.3  # importance a memory gains when it shaped a reply
     repeat_boost: float = 0.15  # importance a memory gains when it is said again on another day
 
@@ -191,6 +207,14 @@ class WritePath:
             log.exception("turn %s: extraction failed", turn.id)
             self._schedule_retry(turn, f"{type(exc).__name__}: {exc}", now)
         turn.results.extend(a.as_result() for a in applied)
+        if self.settings.keep_messages:
+            try:
+                await self._keep_messages(turn, messages, applied)
+            except Exception as exc:  # e.g. the embedder is down: the turn is retried, and this with it
+                log.exception("turn %s: could not keep its messages as evidence", turn.id)
+                if turn.status is TurnStatus.DONE:
+                    turn.attempts = max(turn.attempts, 1)
+                    self._schedule_retry(turn, f"evidence: {type(exc).__name__}: {exc}", now)
         turn.lease_until, turn.updated_at = None, self.clock()
         await self._io(self.store.save_turn, turn)
         if turn.status is TurnStatus.DONE or turn.extractor == "offline-fallback":
@@ -323,11 +347,12 @@ class WritePath:
         found: list[dict[str, float]] = []
         nearest: dict[str, float] = {}
         for fact, vector in zip(facts, vectors, strict=True):
-            scores = {hit.memory_id: hit.score for hit in self.store.vector_search(search_scope, vector, limit)}
+            scores = {hit.memory_id: hit.score
+                      for hit in self.store.vector_search(search_scope, vector, limit, DECIDABLE)}
             top = max(scores.values(), default=None)
             nearest[fact.text] = self.embedder.calibration.relevance(top) if top is not None else 0.0
             # Keyword hits catch what a small embedding model misses (names, places); their cosine is computed.
-            for hit in self.store.keyword_search(search_scope, query_terms(fact.text), 3):
+            for hit in self.store.keyword_search(search_scope, query_terms(fact.text), 3, DECIDABLE):
                 scores.setdefault(hit.memory_id, 0.0)
             if fact.slot:
                 # The memory holding the slot's old value ("用户住在无锡" for "用户搬到了深圳") may not be among the
@@ -343,7 +368,7 @@ class WritePath:
             candidates = [Candidate(i, records[i].content, s,
                                     about="assistant" if records[i].role == "assistant" else "user")
                           for i, s in scores.items()
-                          if i in records and records[i].category is not Category.EPISODE
+                          if i in records and records[i].category not in (Category.EPISODE, Category.MESSAGE)
                           and records[i].scope.user_id == scope.user_id]
             candidates.sort(key=lambda c: -c.similarity)
             out.append(candidates)
@@ -471,6 +496,45 @@ class WritePath:
             event_time=when,
             expiration_date=datetime.fromisoformat(expires) if expires else None,
         )
+
+    # --- evidence ------------------------------------------------------------------------------------------------
+
+    async def _keep_messages(self, turn: TurnRecord, messages: Sequence[StoredMessage],
+                             applied: Sequence[_Applied]) -> None:
+        """Store each message of the turn as it was said (Category.MESSAGE), embedded with the other party's message
+        just before it (core.messages.in_conversation), as infer=False stores them. A message a fact of this turn
+        came from is tagged "covered": the lifecycle lets it fade first. Idempotent: ids derive from the messages."""
+        said = [m for m in messages if m.role != "system" and m.content.strip()]
+        if not said:
+            return
+        present = await self._io(self.store.get_many, [evidence_id(m.id) for m in said])
+        said = [m for m in said if evidence_id(m.id) not in present]
+        if not said:
+            return
+        earlier = await self._io(self._message_before, turn.scope, said[0])
+        texts = in_conversation([*earlier, *said])[len(earlier):]
+        vectors = await self._embed(texts)
+        now = self.clock()
+        # A fact's sources are the turn's messages of its party (see _apply_sync).
+        covering_roles = {a.role or "user" for a in applied if a.event in (Event.ADD, Event.UPDATE, Event.NONE)}
+        records = [MemoryRecord(
+            content=m.content.strip(), scope=turn.scope, id=evidence_id(m.id), actor_id=m.name, role=m.role,
+            memory_type=MemoryType.EPISODIC, layer=Layer.SHORT_TERM, category=Category.MESSAGE,
+            importance=MESSAGE_IMPORTANCE, source=_SOURCES.get(m.role, Source.USER),
+            tags=["message", *(["covered"] if m.role in covering_roles else [])],
+            metadata=dict(turn.options.get("metadata") or {}),
+            provenance=[SourceRef(m.id, m.role, m.created_at, m.external_id)],
+            created_at=now, event_time=m.created_at,
+        ) for m in said]
+        history = [HistoryEvent(r.id, Event.ADD, None, r.content, created_at=now, actor_id=r.actor_id, role=r.role)
+                   for r in records]
+        await self._io(self.store.insert, records, vectors, history)
+
+    def _message_before(self, scope: Scope, first: StoredMessage) -> list[StoredMessage]:
+        """The message stored just before `first` in its scope, if among the scope's last 40 (for its context)."""
+        recent = self.store.list_messages(scope, 40)
+        index = next((i for i, m in enumerate(recent) if m.id == first.id), 0)
+        return recent[index - 1:index] if index else []
 
     # --- episodes --------------------------------------------------------------------------------------------
 

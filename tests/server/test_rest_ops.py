@@ -98,7 +98,9 @@ def test_metrics_count_adds_searches_store_size_and_requests(client: httpx.Clien
     samples = metric_samples(client)
     assert sample(samples, "memory_add_total", memory_type="episodic") == 4
     assert sample(samples, "memory_add_total", memory_type="fact") == 1
-    assert sample(samples, "memory_store_size", layer="short_term") == 3
+    # rain + its reply + sun (infer=false), and the message carol's fact came from, kept as evidence (the allergy
+    # itself is a core memory, in the long-term layer).
+    assert sample(samples, "memory_store_size", layer="short_term") == 4
     assert sample(samples, "memory_search_latency_seconds_count") == 1
     assert sample(samples, "http_requests_total", method="POST", route="/memories", status="200") == 4
     assert sample(samples, "http_requests_total", method="POST", route="/search", status="200") == 1

@@ -50,6 +50,10 @@ class LifecyclePolicy:
     grace_days: float = 7.0
     episode_decay: float = 0.8  # per week after the grace
     episode_max_days: float = 14.0
+    # Messages kept as evidence (Category.MESSAGE) are forgotten when unused this long: sooner when a fact extracted
+    # from them holds what they said and no search ever returned them, later when they are the only record of it.
+    message_max_days: float = 180.0
+    covered_message_days: float = 60.0
     fact_decay: float = 0.95  # per week after the grace
     transient_decay: float = 0.7  # per week after the grace, for plans, events and states
     forget_below: float = 0.3
@@ -99,6 +103,13 @@ class LifecyclePolicy:
             if idle >= timedelta(minutes=self.session_idle_minutes):
                 return Action.MOVE_SHORT_TERM, f"session over: idle {self.session_idle_minutes:g} minutes"
             return Action.NONE, ""  # nothing fades while its conversation goes on
+        if record.category is Category.MESSAGE:
+            covered = "covered" in record.tags and not record.access_count
+            limit = self.covered_message_days if covered else self.message_max_days
+            if _days(now - last_reinforced(record)) >= limit:
+                held = "; a fact holds what it said" if covered else ""
+                return Action.FORGET, f"message unused for {limit:g} days{held}"
+            return Action.NONE, ""
         if self.lasts(record):
             if record.layer is not Layer.LONG_TERM:
                 return Action.MOVE_LONG_TERM, "a core memory belongs to the long-term layer"

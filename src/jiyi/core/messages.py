@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -125,17 +126,40 @@ CONVERSATION_GAP = timedelta(minutes=30)
 PRECEDING_MAX_CHARS = 300
 
 
+# "Name: text" / "名字：内容": a name (not a number, as in "10:30") and a colon followed by a space (not "http://").
+_SPEAKER_PREFIX = re.compile(r"^\s*([^\s:：\d][^:：\n]{0,39}?)(?::\s+|：\s*)\S")
+
+
+def speaker_of(message: StoredMessage) -> str | None:
+    """Who said a message, when the caller told: its `name`, a "speaker" in its metadata, or a "Name: " prefix of its
+    text (how plain clients send a conversation in which every message has role "user")."""
+    if message.name:
+        return message.name
+    speaker = message.metadata.get("speaker") if isinstance(message.metadata, dict) else None
+    if isinstance(speaker, str) and speaker.strip():
+        return speaker.strip()
+    prefix = _SPEAKER_PREFIX.match(message.content)
+    return prefix.group(1).strip() if prefix else None
+
+
+def _other_party(before: StoredMessage, message: StoredMessage) -> bool:
+    if {before.role, message.role} == {"user", "assistant"}:
+        return True
+    speakers = speaker_of(before), speaker_of(message)
+    return before.role == message.role and None not in speakers and speakers[0] != speakers[1]
+
+
 def in_conversation(messages: Sequence[StoredMessage], gap: timedelta = CONVERSATION_GAP) -> list[str]:
     """For each message, the text its vector is made from: the message, preceded by the one said just before it when
-    that one is the other party's turn in the same conversation (user after assistant or assistant after user, same
-    scope, at most `gap` earlier).
+    that one is the other party's turn in the same conversation (user after assistant or assistant after user, or
+    two speakers told apart by name under one role; same scope, at most `gap` earlier).
 
     A reply such as "Yes, it was amazing!" or "是啊，超好吃" means nothing alone; with what it answers, its vector
     finds it. Statements stored one after another by the same party (a list of facts) keep vectors of their own."""
     texts = []
     for index, message in enumerate(messages):
         before = messages[index - 1] if index else None
-        if (before is not None and {before.role, message.role} == {"user", "assistant"} and before.content.strip()
+        if (before is not None and _other_party(before, message) and before.content.strip()
                 and before.scope == message.scope
                 and timedelta(0) <= message.created_at - before.created_at <= gap):
             preceding = " ".join(before.content.split())[-PRECEDING_MAX_CHARS:]

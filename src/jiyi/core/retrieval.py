@@ -42,6 +42,8 @@ COMMON_WORD_SHARE = 0.1
 COMMON_WORDS_MIN_STORE = 200
 LONG_QUERY_TERMS = 10  # a query this long is a context query, not a question
 CORE_FILTER: Node | None = parse_filters({"jiyi.category": {"in": ["core", "system"]}})
+MESSAGES: Node | None = parse_filters({"jiyi.category": "message"})
+NOT_MESSAGES: Node | None = parse_filters({"jiyi.category": {"ne": "message"}})
 MEASURED_PATHS = ("vector", "keyword")  # the paths whose relevance is measured against the query
 
 
@@ -56,6 +58,9 @@ class RetrievalSettings:
     rule_limit: int = 8
     # An episode summary's share of its score, unless the query is about past conversations (intent.py).
     episode_weight: float = 0.7
+    # A message kept as evidence (Category.MESSAGE) weighs a little less than a fact as relevant: a fact is the
+    # cleaner answer, the message the fallback where no fact holds what was asked.
+    message_weight: float = 0.9
     core_limit: int = 20
 
 
@@ -147,12 +152,16 @@ def recall_by_vector(store: MemoryStore, embedder: Embedder, request: SearchRequ
     started = time.perf_counter()
     query_vector = embedder.embed_query(request.query)
     embedded = time.perf_counter()
-    hits = store.vector_search(request.scope, query_vector, pool, request.where, request.include_expired)
+    # Memories and the messages kept as evidence fill pools of their own: the messages are as many as the turns and
+    # would otherwise push the facts extracted from them out of the candidates.
+    hits = store.vector_search(request.scope, query_vector, pool, _and(NOT_MESSAGES, request.where),
+                               request.include_expired)
     if core_limit and len(hits) == pool:  # a full pool may have crowded core memories out
-        core = store.vector_search(request.scope, query_vector, core_limit, _and(CORE_FILTER, request.where),
-                                   request.include_expired)
-        seen = {h.memory_id for h in hits}
-        hits = sorted(hits + [h for h in core if h.memory_id not in seen], key=lambda h: -h.score)
+        hits += store.vector_search(request.scope, query_vector, core_limit, _and(CORE_FILTER, request.where),
+                                    request.include_expired)
+    hits += store.vector_search(request.scope, query_vector, pool, _and(MESSAGES, request.where),
+                                request.include_expired)
+    hits = sorted({h.memory_id: h for h in hits}.values(), key=lambda h: -h.score)
     return PathResult(hits, _ms(embedded), embed_ms=(embedded - started) * 1000, query_vector=query_vector)
 
 
@@ -241,6 +250,9 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
         if episodes_weigh_less and record.category is Category.EPISODE:
             score *= settings.episode_weight
             factors["episode"] = settings.episode_weight
+        elif record.category is Category.MESSAGE:
+            score *= settings.message_weight
+            factors["message"] = settings.message_weight
         # Relevance is the fused score itself: on e5 a memory's cosine alone says little (an unrelated Chinese
         # sentence can score 0.87), agreement between the paths says more (bench/zh_retrieval.py). A memory a rule
         # brought (a preference for a request for advice) counts as relevant as the rule says, whatever its similarity.
@@ -252,6 +264,28 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
         hits.append(SearchHit(record, round(score, 6), details, round(relevance, 6)))
     hits.sort(key=lambda h: (-h.score, h.record.id))
     return hits
+
+
+def without_covered_messages(ranked: Sequence[SearchHit], top_k: int) -> list[SearchHit]:
+    """The best `top_k` hits, in order, leaving out every evidence message that a fact among them came from: the
+    fact already stands for it. A message no returned fact covers stays (it is what extraction missed)."""
+    selected: list[SearchHit] = []
+    covered: set[str] = set()
+    for hit in ranked:
+        record = hit.record
+        if record.category is Category.MESSAGE:
+            if not covered.isdisjoint(ref.message_id for ref in record.provenance):
+                continue
+        elif record.category is not Category.EPISODE:  # a summary of thirty messages stands for none of them
+            sources = {ref.message_id for ref in record.provenance}
+            if sources - covered:
+                covered |= sources
+                selected = [h for h in selected if h.record.category is not Category.MESSAGE
+                            or covered.isdisjoint(ref.message_id for ref in h.record.provenance)]
+        selected.append(hit)
+        if len(selected) >= top_k:
+            break
+    return selected
 
 
 def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest,
@@ -268,6 +302,7 @@ def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest
     ranked = fuse_paths(store, embedder, request, paths, settings)
     if request.threshold is not None:
         ranked = [h for h in ranked if h.score >= request.threshold]
+    ranked = without_covered_messages(ranked, request.top_k)
     timings = {"embed_ms": vector.embed_ms, "vector_ms": vector.elapsed_ms, "keyword_ms": keyword.elapsed_ms,
                "rules_ms": rules.elapsed_ms, "fuse_ms": _ms(started)}
     return Retrieval(ranked[: request.top_k], {k: round(v, 3) for k, v in timings.items()},

@@ -173,11 +173,13 @@ async def list_memories(
     top_k: Annotated[int | None, Query(ge=1, le=1000)] = None,
     limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
     show_expired: bool = False,
+    include_messages: Annotated[bool, Query(description="also list the messages kept word for word as evidence "
+                                                        "(category \"message\"); by default only memories")] = False,
 ) -> dict[str, Any]:
     user_id = AccessPolicy.bind_user(who, user_id)
     _require_scope(user_id, agent_id, run_id)
     return await m.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, top_k=top_k, limit=limit,
-                           show_expired=show_expired)
+                           show_expired=show_expired, include_messages=include_messages)
 
 
 @router.get("/memories/{memory_id}", tags=["memories"], responses=NOT_FOUND)

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from jiyi.core.filters import Node
+from jiyi.core.filters import Condition, Logic, Node
 from jiyi.core.text import analyze_for_index, has_cjk
 from jiyi.errors import EmbeddingMismatch, InvalidInput
-from jiyi.records import HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord, TurnStatus
+from jiyi.records import Category, HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord, TurnStatus
 from jiyi.stores.base import ScoredId
 from jiyi.stores.sqlite.codec import (
     MEMORY_COLUMNS,
@@ -95,6 +95,9 @@ def _vector_blob(vector: np.ndarray) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
+_CATEGORY_CODES = {category.value: code for code, category in enumerate(Category)}
+
+
 class _ScopeVectors:
     """One scope's live vectors in a growable matrix, so appending a memory never copies the others."""
 
@@ -103,31 +106,52 @@ class _ScopeVectors:
         self.rowids: list[int] = []
         self._vectors = np.zeros((16, dims), dtype=np.float32)
         self._expires = np.zeros(16, dtype=np.float64)
+        self._categories = np.zeros(16, dtype=np.int8)  # each row's category code: see category_mask
 
-    def append(self, rowid: int, memory_id: str, vector: np.ndarray, expires: float) -> None:
+    def append(self, rowid: int, memory_id: str, vector: np.ndarray, expires: float, category: str) -> None:
         n = len(self.ids)
         if n == self._vectors.shape[0]:
             self._vectors = np.concatenate([self._vectors, np.zeros_like(self._vectors)])
             self._expires = np.concatenate([self._expires, np.zeros_like(self._expires)])
+            self._categories = np.concatenate([self._categories, np.zeros_like(self._categories)])
         self._vectors[n] = vector
         self._expires[n] = expires
+        self._categories[n] = _CATEGORY_CODES.get(category, -1)
         self.ids.append(memory_id)
         self.rowids.append(rowid)
 
     @classmethod
-    def from_arrays(cls, rowids: list[int], ids: list[str], matrix: np.ndarray, expires: np.ndarray) -> _ScopeVectors:
+    def from_arrays(cls, rowids: list[int], ids: list[str], matrix: np.ndarray, expires: np.ndarray,
+                    categories: list[str]) -> _ScopeVectors:
         cached = cls(matrix.shape[1])
         capacity = max(16, len(ids) + len(ids) // 4)
         cached._vectors = np.zeros((capacity, matrix.shape[1]), dtype=np.float32)
         cached._vectors[: len(ids)] = matrix
         cached._expires = np.zeros(capacity, dtype=np.float64)
         cached._expires[: len(ids)] = expires
+        cached._categories = np.zeros(capacity, dtype=np.int8)
+        cached._categories[: len(ids)] = [_CATEGORY_CODES.get(c, -1) for c in categories]
         cached.ids, cached.rowids = ids, rowids
         return cached
 
     def view(self) -> tuple[np.ndarray, np.ndarray]:
         n = len(self.ids)
         return self._vectors[:n], self._expires[:n]
+
+    def category_mask(self, where: Node) -> np.ndarray | None:
+        """The rows a filter on the category alone allows (eq / ne / in / nin, or NOT of one), or None for any other
+        filter. Every search filters by category (core memories; facts apart from kept messages): a few
+        microseconds here against 2-3 ms of SQL over a 10k-memory scope."""
+        negate = False
+        if isinstance(where, Logic) and where.kind == "NOT" and len(where.items) == 1:
+            negate, where = True, where.items[0]
+        if not (isinstance(where, Condition) and where.column == "category" and where.op in ("eq", "ne", "in", "nin")):
+            return None
+        values = list(where.value) if where.op in ("in", "nin") else [where.value]
+        if not all(isinstance(v, str) for v in values):
+            return None
+        mask = np.isin(self._categories[: len(self.ids)], [_CATEGORY_CODES.get(v, -2) for v in values])
+        return ~mask if negate ^ (where.op in ("ne", "nin")) else mask
 
 
 def _expiry_seconds(record: MemoryRecord) -> float:
@@ -253,7 +277,7 @@ class SqliteStore:
             for rowid, record, vector in added:
                 for scope, cached in self._vectors.items():
                     if self._in_scope(record.scope, scope):
-                        cached.append(rowid, record.id, vector, _expiry_seconds(record))
+                        cached.append(rowid, record.id, vector, _expiry_seconds(record), record.category.value)
                         self._cached_rows += 1
 
     @staticmethod
@@ -267,8 +291,8 @@ class SqliteStore:
     def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None) -> None:
         with self._write() as db:
             self._check_foreign_writes()
-            row = db.execute("SELECT rowid, user_id, agent_id, run_id, content, expiration_date FROM memories "
-                             "WHERE id = ? AND deleted_at IS NULL", (record.id,)).fetchone()
+            row = db.execute("SELECT rowid, user_id, agent_id, run_id, content, expiration_date, category "
+                             "FROM memories WHERE id = ? AND deleted_at IS NULL", (record.id,)).fetchone()
             if row is None:
                 raise InvalidInput(f"memory {record.id} does not exist or was deleted")
             old_scope = Scope(row["user_id"], row["agent_id"], row["run_id"])
@@ -281,9 +305,9 @@ class SqliteStore:
                 self._index_text(db, row["rowid"], record)
             if history is not None:
                 _insert_history(db, [history])
-            # Cached search vectors only change with the vector, the owner or the expiry; other edits (importance,
-            # provenance, metadata) keep the scope's cache warm.
-            if vector is not None or old_scope != record.scope \
+            # Cached search vectors only change with the vector, the owner, the expiry or the category; other edits
+            # (importance, provenance, metadata) keep the scope's cache warm.
+            if vector is not None or old_scope != record.scope or row["category"] != record.category.value \
                     or row["expiration_date"] != format_datetime(record.expiration_date):
                 self._forget_cached(old_scope)
                 self._forget_cached(record.scope)
@@ -421,7 +445,7 @@ class SqliteStore:
             return cached
         params: list[Any] = []
         rows = self._db.execute(
-            f"SELECT rowid, id, expiration_date, embedding FROM memories WHERE {_scope_sql(scope, params)} "
+            f"SELECT rowid, id, expiration_date, embedding, category FROM memories WHERE {_scope_sql(scope, params)} "
             "AND deleted_at IS NULL ORDER BY rowid", params,
         ).fetchall()
         dims = self._dims or (len(rows[0][3]) // 4 if rows else 1)
@@ -429,7 +453,8 @@ class SqliteStore:
         matrix = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.float32).reshape(len(rows), dims)
         expires = np.array([datetime.fromisoformat(row[2]).timestamp() if row[2] else np.inf for row in rows],
                            dtype=np.float64)
-        cached = _ScopeVectors.from_arrays([row[0] for row in rows], [row[1] for row in rows], matrix, expires)
+        cached = _ScopeVectors.from_arrays([row[0] for row in rows], [row[1] for row in rows], matrix, expires,
+                                           [row[4] for row in rows])
         self._vectors[scope] = cached
         self._cached_rows += len(cached.ids)
         while self._cached_rows > self.max_cached_vectors and len(self._vectors) > 1:
@@ -465,7 +490,9 @@ class SqliteStore:
             scores = np.einsum("ij,j->i", matrix, query)  # a new array: safe to use after the lock is released
             mask = None if include_expired else expires > datetime.now(UTC).timestamp()
             if where is not None:
-                allowed = np.isin(np.asarray(cached.rowids, dtype=np.int64), self._allowed_rowids(scope, where))
+                allowed = cached.category_mask(where)
+                if allowed is None:
+                    allowed = np.isin(np.asarray(cached.rowids, dtype=np.int64), self._allowed_rowids(scope, where))
                 mask = allowed if mask is None else mask & allowed
             ids = cached.ids
         if mask is not None:

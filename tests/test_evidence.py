@@ -1,0 +1,147 @@
+"""Raw turns as evidence (infer=True): every message stays searchable beneath the facts extracted from it, is replaced
+in results by a fact that stands for it, is listed only on request, keeps the tenant rules, and fades by its own
+lifecycle rule."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from jiyi import AsyncMemory, Memory, build_embedder, build_store
+from jiyi.core.messages import in_conversation
+from jiyi.records import Category, Scope, StoredMessage
+from jiyi.write_path import evidence_id
+
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+class SimClock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> SimClock:
+    return SimClock()
+
+
+@pytest.fixture
+def memory(tmp_path: Path, clock: SimClock) -> Iterator[Memory]:
+    with Memory(_async=AsyncMemory(build_store(f"sqlite:///{tmp_path / 'evidence.db'}"), build_embedder("hashing"),
+                                   clock=clock)) as m:
+        yield m
+
+
+def messages_of(memory: Memory, user_id: str) -> list[dict[str, object]]:
+    listed = memory.get_all(user_id=user_id, include_messages=True, limit=1000)["results"]
+    return [r for r in listed if r["category"] == "message"]
+
+
+def test_what_the_rules_miss_is_still_found_as_the_message_with_its_time_and_speaker(memory: Memory) -> None:
+    # Chit-chat the offline extractor keeps no fact from; the words are still there to be found.
+    said = "Caroline: the sunset over the lake was unreal tonight, all orange and pink"
+    result = memory.add([{"role": "user", "content": said}], user_id="u", timestamp="2026-02-14T19:30:00Z")
+    assert result["results"] == []  # no fact: the add reports none, as mem0 does
+    found = memory.search("lake sunset colours", user_id="u")["results"]
+    assert found and found[0]["category"] == "message" and found[0]["memory"] == said
+    assert found[0]["event_time"].startswith("2026-02-14T19:30")
+    assert found[0]["role"] == "user"
+    assert memory.search("lake sunset colours", user_id="someone-else")["results"] == []
+
+
+def test_a_fact_replaces_the_message_it_came_from_in_results(memory: Memory) -> None:
+    facts = memory.add("我对花生过敏", user_id="u")["results"]
+    assert [f["event"] for f in facts] == ["ADD"]
+    found = memory.search("花生过敏", user_id="u", top_k=10)["results"]
+    assert found[0]["id"] == facts[0]["id"]
+    assert all(r["category"] != "message" for r in found)  # the message is covered by the fact
+    [message] = messages_of(memory, "u")
+    assert message["memory"] == "我对花生过敏" and "covered" in message["tags"]
+
+
+def test_messages_are_listed_only_on_request_and_by_the_category_filter(memory: Memory) -> None:
+    memory.add("我对花生过敏", user_id="u")
+    memory.add("今天天气真不错啊", user_id="u")
+    listed = memory.get_all(user_id="u")["results"]
+    assert listed and all(r["category"] != "message" for r in listed)
+    assert {m["memory"] for m in messages_of(memory, "u")} == {"我对花生过敏", "今天天气真不错啊"}
+    only = memory.get_all(user_id="u", filters={"jiyi.category": "message"})["results"]
+    assert {m["memory"] for m in only} == {"我对花生过敏", "今天天气真不错啊"}
+
+
+def test_a_retried_turn_keeps_each_message_once(memory: Memory, clock: SimClock) -> None:
+    turn = memory.add("今天天气真不错啊", user_id="u", async_mode=True)["event_id"]
+    clock.now = datetime.now(UTC) + timedelta(minutes=1)  # a queued turn is due from the wall-clock time it was made
+    assert memory.process_pending() == 1
+    aio = memory.aio
+    stored = aio.store.get_turn(turn)
+    assert stored is not None
+    memory._loop.run(aio.write_path.process(stored))  # the same turn again, as after a crash before its save
+    assert len(messages_of(memory, "u")) == 1
+
+
+def test_a_plain_client_gets_each_message_embedded_with_the_other_speakers_before_it(memory: Memory) -> None:
+    """One message per add, every one role "user", speakers told apart by a "Name: " prefix."""
+    first = "Melanie: I finally finished the painting of the lake"
+    second = "Caroline: Wow, that sounds beautiful!"
+    memory.add([{"role": "user", "content": first}], user_id="u", timestamp="2026-02-14T19:30:00Z")
+    memory.add([{"role": "user", "content": second}], user_id="u", timestamp="2026-02-14T19:31:00Z")
+    by_text = {m["memory"]: m["id"] for m in messages_of(memory, "u")}
+    vector = memory.store.get_vectors([by_text[second]])[by_text[second]]
+    expected = memory.embedder.embed_documents([f"{first}\n{second}"])[0]
+    np.testing.assert_allclose(vector, expected, atol=1e-6)
+    alone = memory.store.get_vectors([by_text[first]])[by_text[first]]
+    np.testing.assert_allclose(alone, memory.embedder.embed_documents([first])[0], atol=1e-6)
+
+
+def test_same_speaker_statements_keep_vectors_of_their_own() -> None:
+    scope = Scope("u")
+    when = START
+    texts = in_conversation([StoredMessage("Caroline: I moved to Austin", "user", scope, created_at=when),
+                             StoredMessage("Caroline: and I got a dog", "user", scope, created_at=when),
+                             StoredMessage("a note without a speaker", "user", scope, created_at=when)])
+    assert texts == ["Caroline: I moved to Austin", "Caroline: and I got a dog", "a note without a speaker"]
+
+
+def test_messages_fade_by_their_own_rule(memory: Memory, clock: SimClock) -> None:
+    covered_id = memory.add("我对花生过敏", user_id="u")["event_id"]
+    memory.add("今天天气真不错啊", user_id="u")
+    by_text = {m["memory"]: m["id"] for m in messages_of(memory, "u")}
+    assert covered_id
+    clock.now = START + timedelta(days=61)
+    memory.maintain(user_id="u")
+    left = {m["memory"] for m in messages_of(memory, "u")}
+    assert left == {"今天天气真不错啊"}  # a fact holds the covered one; the other is the only record of itself
+    reason = memory.history(by_text["我对花生过敏"])[-1]["reason"]
+    assert "a fact holds what it said" in reason
+    clock.now = START + timedelta(days=181)
+    memory.maintain(user_id="u")
+    assert messages_of(memory, "u") == []
+    # The fact itself lives by the rules for facts; it was not taken along.
+    assert any("花生" in r["memory"] for r in memory.get_all(user_id="u")["results"])
+
+
+def test_evidence_ids_derive_from_the_message() -> None:
+    assert evidence_id("m-1") == evidence_id("m-1") != evidence_id("m-2")
+
+
+def test_rest_lists_messages_on_request_and_never_for_another_user(client: httpx.Client) -> None:
+    said = {"role": "user", "content": "今天天气真不错啊"}
+    added = client.post("/memories", json={"messages": [said], "user_id": "u"})
+    assert added.status_code == 200
+    default = client.get("/memories", params={"user_id": "u"}).json()["results"]
+    assert all(r["category"] != "message" for r in default)
+    listed = client.get("/memories", params={"user_id": "u", "include_messages": "true"}).json()["results"]
+    assert [r["memory"] for r in listed if r["category"] == "message"] == ["今天天气真不错啊"]
+    assert client.get("/memories", params={"user_id": "v", "include_messages": "true"}).json()["results"] == []
+    found = client.post("/search", json={"query": "天气", "user_id": "u"}).json()["results"]
+    assert found and found[0]["category"] == Category.MESSAGE.value
+    assert client.post("/search", json={"query": "天气", "user_id": "v"}).json()["results"] == []
