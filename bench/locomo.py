@@ -1,11 +1,13 @@
-"""LoCoMo evaluation harness: ingest LoCoMo-format conversations into jiyi as mem0 did, then measure whether search
-finds the evidence turns of each question (any@k, frac@k, all@k), and optionally an LLM-judged answer accuracy.
+"""LoCoMo evaluation harness: ingest LoCoMo-format conversations into jiyi as mem0 did (or as a plain client would),
+then measure whether search finds the evidence turns of each question (any@k, frac@k, all@k), and optionally an
+LLM-judged answer accuracy.
 
     /tmp/venv/bin/python bench/locomo.py --infer false --store /tmp/locomo_false.db   # every turn stored as is
     /tmp/venv/bin/python bench/locomo.py --infer true --store /tmp/locomo_true.db     # jiyi's offline extractor
     /tmp/venv/bin/python bench/locomo.py --infer both                                  # both, temporary stores
     /tmp/venv/bin/python bench/locomo.py --infer false --store /tmp/locomo_false.db --reuse --k 5 10 30
     /tmp/venv/bin/python bench/locomo.py --infer true --llm openai:gpt-4o-mini --llm-api-key KEY --judge
+    /tmp/venv/bin/python bench/locomo.py --infer false --ingest plain --out /tmp/locomo-plain-false.json
     /tmp/venv/bin/python bench/locomo.py --embedder hashing --limit-conversations 1 --limit-questions 20  # smoke run
 
 On a machine shared with other heavy processes, run with OMP_WAIT_POLICY=PASSIVE: the embedder's spinning OpenMP
@@ -14,26 +16,33 @@ threads otherwise make each call up to 20x slower (measured on 2 cores: 3.2 s in
 Data: ../shared/data/locomo/locomo-dev.json beside the repository (`--data PATH` for another LoCoMo-format file);
 its README defines the metrics and the evidence quirks handled here.
 
-* Ingestion (mem0's): each conversation becomes two users, f"{sample_id}:{speaker}". Each session is fed to both in
-  batches of `--batch` messages, in which that user's own turns are role "user" and the other speaker's "assistant";
-  content is "Name: text", plus " [shares a photo: <caption>]" for image turns; each message's `id` is its dia_id,
-  so every memory's provenance leads back to the turns it came from; the session date is the add's `timestamp` and
-  each message's `created_at`. infer=false stores every message as a memory (mem0's infer=False); infer=true runs
-  jiyi's write path (the offline rules, or the LLM given with --llm).
-* Retrieval: each question (the raw question text) is searched in both users of its conversation with
-  top_k = max(--k); the two lists are merged by score, de-duplicated by content + source turns (with infer=false
-  each turn is stored for both users) and cut to k. A memory's turns are the external ids of its provenance.
+* Ingestion, `--ingest mem0` (the default, so numbers stay comparable with mem0's and earlier runs): each
+  conversation becomes two users, f"{sample_id}:{speaker}". Each session is fed to both in batches of `--batch`
+  messages, in which that user's own turns are role "user" and the other speaker's "assistant".
+  `--ingest plain` (what a client posting each turn to POST /memories does): one user per conversation, the
+  sample_id; every turn is its own add of one message, role "user" whoever speaks (only the name in the content
+  tells the speakers apart); --batch does not apply.
+  Both: content is "Name: text", plus " [shares a photo: <caption>]" for image turns; each message's `id` is its
+  dia_id, so every memory's provenance leads back to the turns it came from; the session date is the add's
+  `timestamp` and each message's `created_at`. infer=false stores every message as a memory (mem0's infer=False);
+  infer=true runs jiyi's write path (the offline rules, or the LLM given with --llm).
+* Retrieval: each question (the raw question text) is searched with top_k = max(--k). mem0 ingestion: in both users
+  of its conversation; the two lists are merged by score, de-duplicated by content + source turns (with infer=false
+  each turn is stored for both users) and cut to k. Plain ingestion: in the conversation's one user, its list taken
+  as it comes. A memory's turns are the external ids of its provenance.
 * Metrics per question with evidence (normalised; ids absent from the conversation dropped; questions left without
   evidence skipped and counted): any@k (some evidence turn among the sources of the top k), frac@k (share of the
   evidence turns covered), all@k (every one covered); micro-averaged per category and over categories 1-4 (the
   headline). Category 5 (adversarial: its evidence is the turn the false premise was built from) is reported apart.
   Episode summaries (infer=true) cite every message of their stretch, ~30 turns; the numbers are also given with no
   credit for them ("no episode credit").
-* Latency: each search call is timed (the sync facade, as a caller sees it), also both users' calls per question.
+* Latency: each search call is timed (the sync facade, as a caller sees it), also all calls per question (two with
+  mem0 ingestion, one with plain).
 * --judge (needs --llm): the LLM answers each category 1-4 question from the merged top max(--k) memories, then
   grades its answer against the gold one, CORRECT or WRONG (like mem0's J); accuracy per category.
 * --store PATH keeps the SQLite file; --reuse skips ingestion when the file already holds this data ingested with
-  the same settings (recorded in the store's state), so retrieval can be re-run quickly while tuning.
+  the same settings, --ingest among them (recorded in the store's state), so retrieval can be re-run quickly while
+  tuning.
 """
 
 from __future__ import annotations
@@ -76,6 +85,7 @@ HEADLINE = "1-4"
 METRICS = ("any", "frac", "all")
 SESSION_DATE_FORMAT = "%I:%M %p on %d %B, %Y"  # "1:56 pm on 8 May, 2023"
 STATE_KEY = "bench.locomo"
+INGEST_MODES = ("mem0", "plain")
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
 _DIA_ID = re.compile(r"D:?0*(\d+):0*(\d+)")
@@ -124,6 +134,12 @@ class Conversation:
 
     def user_id(self, speaker: str) -> str:
         return user_id(self.sample_id, speaker)
+
+    def user_ids(self, ingest_mode: str) -> tuple[str, ...]:
+        """The users its turns went to: one per speaker (mem0), or the conversation's one (plain)."""
+        if ingest_mode == "plain":
+            return (self.sample_id,)
+        return tuple(self.user_id(speaker) for speaker in self.speakers)
 
     @property
     def dia_ids(self) -> set[str]:
@@ -220,23 +236,52 @@ def session_messages(session: Session, speaker: str) -> list[dict[str, Any]]:
              "id": turn.dia_id, "created_at": when} for turn in session.turns]
 
 
+def plain_message(session: Session, turn: Turn) -> dict[str, Any]:
+    """A turn as a plain client posts it: role "user" whoever speaks; the name in the content tells them apart."""
+    return {"role": "user", "content": turn.content, "id": turn.dia_id, "created_at": session.started_at.isoformat()}
+
+
+def add_session_mem0(memory: Memory, conversation: Conversation, session: Session, *, infer: bool,
+                     batch: int) -> tuple[int, int]:
+    """The session to both speakers' users in batches, each speaker's turns "user" in their own view; (adds,
+    messages)."""
+    views = {speaker: session_messages(session, speaker) for speaker in conversation.speakers}
+    adds = messages = 0
+    for start in range(0, len(session.turns), batch):
+        for speaker, view in views.items():
+            chunk = view[start:start + batch]
+            memory.add(chunk, user_id=conversation.user_id(speaker), infer=infer, timestamp=session.started_at)
+            adds += 1
+            messages += len(chunk)
+    return adds, messages
+
+
+def add_session_plain(memory: Memory, conversation: Conversation, session: Session, *, infer: bool,
+                      batch: int) -> tuple[int, int]:
+    """The session to the conversation's one user, one add per turn (as each turn would be posted); (adds,
+    messages). `batch` is not used: it is there so both ways are called alike."""
+    [user] = conversation.user_ids("plain")
+    for turn in session.turns:
+        memory.add([plain_message(session, turn)], user_id=user, infer=infer, timestamp=session.started_at)
+    return len(session.turns), len(session.turns)
+
+
+ADD_SESSION = {"mem0": add_session_mem0, "plain": add_session_plain}
+
+
 def ingest(memory: Memory, conversations: Sequence[Conversation], *, infer: bool, batch: int = 2,
-           progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Feed every session to both speakers' users in batches; returns counts and wall time."""
+           ingest_mode: str = "mem0", progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Feed every session the `ingest_mode` way (see ADD_SESSION); returns counts and wall time."""
     if batch < 1:
         raise ValueError("batch must be at least 1")
+    add_session = ADD_SESSION[ingest_mode]
     started = time.perf_counter()
     adds = messages = 0
     for conversation in conversations:
         for session in conversation.sessions:
-            views = {speaker: session_messages(session, speaker) for speaker in conversation.speakers}
-            for start in range(0, len(session.turns), batch):
-                for speaker, view in views.items():
-                    chunk = view[start:start + batch]
-                    memory.add(chunk, user_id=conversation.user_id(speaker), infer=infer,
-                               timestamp=session.started_at)
-                    adds += 1
-                    messages += len(chunk)
+            added, sent = add_session(memory, conversation, session, infer=infer, batch=batch)
+            adds += added
+            messages += sent
         if progress:
             progress(f"ingested {conversation.sample_id} ({time.perf_counter() - started:.0f} s)")
     return {"seconds": round(time.perf_counter() - started, 2), "adds": adds, "messages": messages}
@@ -317,27 +362,31 @@ def score_question(evidence: Collection[str], ranked_sources: Sequence[Collectio
     return scores
 
 
-def retrieve(memory: Memory, conversation: Conversation, question: str, top_k: int) -> tuple[list[Retrieved],
-                                                                                                list[float]]:
-    """Both users' results, merged; and each search call's latency in ms."""
+def retrieve(memory: Memory, conversation: Conversation, question: str, top_k: int,
+             ingest_mode: str = "mem0") -> tuple[list[Retrieved], list[float]]:
+    """The conversation's users' results (both speakers', merged, for mem0 ingestion; the one user's as they come,
+    for plain); and each search call's latency in ms."""
     lists, latencies = [], []
-    for speaker in conversation.speakers:
+    for user in conversation.user_ids(ingest_mode):
         started = time.perf_counter()
-        found = memory.search(question, user_id=conversation.user_id(speaker), top_k=top_k)
+        found = memory.search(question, user_id=user, top_k=top_k)
         latencies.append((time.perf_counter() - started) * 1000)
         lists.append([retrieved_from(item) for item in found["results"]])
+    if len(lists) == 1:
+        return lists[0][:top_k], latencies  # nothing to merge: the ranking is search's own
     return merge_results(lists, top_k), latencies
 
 
 def evaluate(memory: Memory, conversations: Sequence[Conversation], ks: Sequence[int] = (5, 10),
-             limit_questions: int | None = None, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+             limit_questions: int | None = None, progress: Callable[[str], None] | None = None,
+             ingest_mode: str = "mem0") -> list[dict[str, Any]]:
     """One row per question (the first `limit_questions` of each conversation): its retrieved memories, latencies,
     and its metrics (None when it has no evidence left), also with no credit for episode summaries."""
     top_k = max(ks)
     rows = []
     for conversation in conversations:
         for question in conversation.questions[:limit_questions]:
-            ranked, latencies = retrieve(memory, conversation, question.question, top_k)
+            ranked, latencies = retrieve(memory, conversation, question.question, top_k, ingest_mode)
             row: dict[str, Any] = {
                 "sample_id": conversation.sample_id,
                 "index": question.index,
@@ -535,12 +584,13 @@ def file_sha256(path: Path) -> str:
 
 
 def ingestion_settings(data: Path, conversations: Sequence[Conversation], *, infer: bool, embedder: Embedder,
-                       llm: LLM | None, batch: int) -> dict[str, Any]:
+                       llm: LLM | None, batch: int, ingest_mode: str = "mem0") -> dict[str, Any]:
     """What a store's contents depend on: a reused store must match all of it."""
     return {
         "data": str(Path(data).resolve()),
         "data_sha256": file_sha256(data),
         "conversations": [c.sample_id for c in conversations],
+        "ingest": ingest_mode,
         "infer": infer,
         "extractor": (llm.model_id if llm is not None else "offline") if infer else None,
         "embedder": embedder.model_id,
@@ -554,7 +604,9 @@ def open_store(path: Path, settings: dict[str, Any], reuse: bool,
     harness wrote with other settings (or did not finish) is emptied; one it did not write is refused."""
     store = build_store(str(path))
     saved = json.loads(store.get_state(STATE_KEY) or "null")
-    if reuse and saved and saved.get("settings") == settings and saved.get("ingestion"):
+    # Stores written before --ingest existed were all mem0's: they still match a mem0 run.
+    saved_settings = {"ingest": "mem0", **saved["settings"]} if saved and saved.get("settings") else None
+    if reuse and saved and saved_settings == settings and saved.get("ingestion"):
         return store, saved["ingestion"]
     if saved is None and (sum(store.count().values()) or store.embedding_binding() is not None):
         store.close()
@@ -582,7 +634,7 @@ def git_info(where: Path = BENCH_DIR) -> dict[str, Any]:
 def store_path_for(args: argparse.Namespace, infer: bool, tmp: Path) -> Path:
     mode = "true" if infer else "false"
     if args.store is None:
-        return tmp / f"locomo-infer-{mode}.db"
+        return tmp / f"locomo-{args.ingest}-infer-{mode}.db"
     path = Path(args.store)
     return path.with_name(f"{path.stem}.infer-{mode}{path.suffix}") if args.infer == "both" else path
 
@@ -599,14 +651,16 @@ def run_mode(args: argparse.Namespace, infer: bool, conversations: Sequence[Conv
     ks = sorted(set(args.k))
     llm = build_llm_from(args) if infer else None
     path = store_path_for(args, infer, tmp)
-    settings = ingestion_settings(args.data, conversations, infer=infer, embedder=embedder, llm=llm, batch=args.batch)
+    settings = ingestion_settings(args.data, conversations, infer=infer, embedder=embedder, llm=llm, batch=args.batch,
+                                  ingest_mode=args.ingest)
     store, ingestion = open_store(path, settings, args.reuse, log)
     memory = Memory(store, embedder, llm=llm)
     try:
         reused = ingestion is not None
         if ingestion is None:
-            log(f"ingesting {len(conversations)} conversations, infer={str(infer).lower()} into {path}")
-            ingestion = ingest(memory, conversations, infer=infer, batch=args.batch, progress=log)
+            log(f"ingesting {len(conversations)} conversations ({args.ingest}), infer={str(infer).lower()} into {path}")
+            ingestion = ingest(memory, conversations, infer=infer, batch=args.batch, ingest_mode=args.ingest,
+                               progress=log)
             ingestion["memories"] = memory_counts(store)
             ingestion["library_git"] = git_info(Path(jiyi.__file__).parent)
             store.set_state(STATE_KEY, json.dumps({"settings": settings, "ingestion": ingestion}))
@@ -614,10 +668,11 @@ def run_mode(args: argparse.Namespace, infer: bool, conversations: Sequence[Conv
             # Write-path changes are not part of the reuse key (that would defeat tuning the read path): say so.
             log(f"note: {path} was ingested by jiyi at {ingestion.get('library_git')}; drop --reuse if the write "
                 "path changed since")
-        rows = evaluate(memory, conversations, ks, args.limit_questions, progress=log)
+        rows = evaluate(memory, conversations, ks, args.limit_questions, progress=log, ingest_mode=args.ingest)
     finally:
         memory.close()
     result: dict[str, Any] = {
+        "ingest": args.ingest,
         "infer": infer,
         "extractor": settings["extractor"],
         "store": str(path) if args.store else None,
@@ -648,7 +703,8 @@ def run_mode(args: argparse.Namespace, infer: bool, conversations: Sequence[Conv
 
 
 def report(result: dict[str, Any], ks: Sequence[int], embedder: str, conversations: int) -> str:
-    mode = f"infer={str(result['infer']).lower()}" + (f" ({result['extractor']})" if result["infer"] else "")
+    mode = f"{result['ingest']} ingestion, infer={str(result['infer']).lower()}"
+    mode += f" ({result['extractor']})" if result["infer"] else ""
     ingestion, questions, latency = result["ingestion"], result["questions"], result["latency_ms"]
     lines = [
         f"### LoCoMo, {mode}, embedder {embedder}, {conversations} conversations",
@@ -659,7 +715,8 @@ def report(result: dict[str, Any], ks: Sequence[int], embedder: str, conversatio
         format_table(result["retrieval"], ks),
         "",
         f"search per call: p50 {latency['per_call']['p50']} ms, p99 {latency['per_call']['p99']} ms; "
-        f"per question (2 calls): p50 {latency['per_question']['p50']} ms, p99 {latency['per_question']['p99']} ms",
+        f"per question ({'1 call' if result['ingest'] == 'plain' else '2 calls'}): "
+        f"p50 {latency['per_question']['p50']} ms, p99 {latency['per_question']['p99']} ms",
     ]
     if questions["with_episode_in_top"]:
         strict = result["retrieval_no_episode_credit"][HEADLINE]
@@ -681,8 +738,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--store", help="SQLite file to keep (with --infer both, .infer-false/.infer-true are "
                                         "inserted before the suffix); default: a temporary file")
     parser.add_argument("--reuse", action="store_true", help="skip ingestion if the store already holds it")
+    parser.add_argument("--ingest", choices=INGEST_MODES, default="mem0",
+                        help="mem0: two users per conversation, one per speaker, batches of --batch; plain: one "
+                             "user, one add per turn, every turn role user")
     parser.add_argument("--embedder", default="e5")
-    parser.add_argument("--batch", type=int, default=2, help="messages per add (mem0 used 2)")
+    parser.add_argument("--batch", type=int, help="messages per add with --ingest mem0 (default 2, as mem0)")
     parser.add_argument("--k", type=int, nargs="+", default=[5, 10], help="cut-offs; searches use top_k=max")
     parser.add_argument("--llm", help='extraction (with --infer true) and judge model, e.g. "openai:gpt-4o-mini"')
     parser.add_argument("--llm-base-url")
@@ -697,6 +757,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.judge and not args.llm:
         parser.error("--judge needs --llm")
+    if args.ingest == "plain" and args.batch not in (None, 1):
+        parser.error("--ingest plain adds one turn at a time; --batch is for --ingest mem0")
+    # Recorded (and part of the --reuse key) as what was done: plain sends one message per add.
+    args.batch = 1 if args.ingest == "plain" else (2 if args.batch is None else args.batch)
     if min(args.k) < 1 or args.batch < 1:
         parser.error("--k and --batch must be positive")
     return args
@@ -730,7 +794,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "git": git_info(),  # of the harness; "library" says which jiyi was measured
         "data": {"path": str(Path(args.data).resolve()), "sha256": file_sha256(args.data),
                  "conversations": [c.sample_id for c in conversations]},
-        "settings": {"k": ks, "batch": args.batch, "embedder": args.embedder, "embedder_model": embedder.model_id,
+        "settings": {"k": ks, "ingest": args.ingest, "batch": args.batch, "embedder": args.embedder,
+                     "embedder_model": embedder.model_id,
                      "llm": args.llm, "llm_base_url": args.llm_base_url, "judge": args.judge,
                      "limit_conversations": args.limit_conversations, "limit_questions": args.limit_questions},
         "library": {"jiyi": jiyi.__version__, "path": str(Path(jiyi.__file__).parent),

@@ -1,6 +1,6 @@
 """bench/locomo.py on a tiny synthetic LoCoMo-format conversation (never the real data): parsing, ingestion as
-mem0 did it, metric arithmetic, an end-to-end run with the hashing embedder, and the --judge path over a real
-local OpenAI-protocol server."""
+mem0 did it and as a plain client would, metric arithmetic, end-to-end runs with the hashing embedder, and the
+--judge path over a real local OpenAI-protocol server."""
 
 from __future__ import annotations
 
@@ -182,6 +182,41 @@ def test_session_messages_give_each_speaker_the_user_role(data_file: Path) -> No
                         "id": "D2:2", "created_at": "2023-06-27T10:37:00+00:00"}
 
 
+def test_ingest_plain_one_user_one_add_per_turn(data_file: Path, memory: Memory,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    [conversation] = locomo.load_conversations(data_file)
+    calls: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
+    real_add = memory.add
+
+    def spy(messages: Any, **kwargs: Any) -> dict[str, Any]:
+        calls.append((messages, kwargs))
+        return real_add(messages, **kwargs)
+
+    monkeypatch.setattr(memory, "add", spy)
+    counts = locomo.ingest(memory, [conversation], infer=False, ingest_mode="plain")
+    assert (counts["adds"], counts["messages"]) == (8, 8)  # 8 turns, each added once, once
+
+    turns = [(s, t) for s in conversation.sessions for t in s.turns]
+    assert len(calls) == len(turns)
+    for (messages, kwargs), (session, turn) in zip(calls, turns, strict=True):
+        assert messages == [{"role": "user", "content": turn.content, "id": turn.dia_id,
+                             "created_at": session.started_at.isoformat()}]
+        assert kwargs == {"user_id": "syn-1", "infer": False, "timestamp": session.started_at}
+
+    records = list(memory.store.iter_records())
+    assert {r.scope.user_id for r in records} == {"syn-1"}  # no per-speaker users
+    assert {r.role for r in records} == {"user"}  # Bob's turns too
+    by_turn = {r.provenance[0].external_id: r for r in records}
+    assert len(records) == len(by_turn) == 8 and all(len(r.provenance) == 1 for r in records)
+    for session, turn in turns:
+        assert by_turn[turn.dia_id].content == turn.content
+        assert by_turn[turn.dia_id].event_time == session.started_at
+    assert by_turn["D1:4"].content == "Bob: Look at my new guitar! [shares a photo: a photo of a red electric guitar]"
+    stored = memory.store.list_messages(Scope(user_id="syn-1"))
+    assert [m.external_id for m in stored] == [t.dia_id for _, t in turns]
+    assert {m.role for m in stored} == {"user"}
+
+
 # --- metrics -------------------------------------------------------------------------------------------------------
 
 
@@ -285,6 +320,60 @@ def test_end_to_end_on_the_tiny_file(data_file: Path, tmp_path: Path, capsys: py
     reused = again["modes"]["infer=false"]
     assert reused["reused_store"] and reused["ingestion"] == mode["ingestion"]
     assert "any@3" in reused["retrieval"]["1-4"] and "any@5" not in reused["retrieval"]["1-4"]
+
+
+def test_end_to_end_plain_ingestion(data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "plain.db"
+    result = _run(data_file, tmp_path, "--infer", "false", "--ingest", "plain", "--store", str(store))
+    mode = result["modes"]["infer=false"]
+    assert result["settings"]["ingest"] == "plain" and result["settings"]["batch"] == 1
+    assert mode["ingest"] == "plain" and not mode["reused_store"]
+    assert (mode["ingestion"]["adds"], mode["ingestion"]["messages"]) == (8, 8)
+    assert mode["ingestion"]["memories"]["total"] == 8  # each turn once: one user
+    assert mode["latency_ms"]["per_call"]["n"] == 8 and mode["latency_ms"]["per_question"]["n"] == 8  # one call each
+
+    [conversation] = locomo.load_conversations(data_file)
+    content_of = {t.dia_id: t.content for s in conversation.sessions for t in s.turns}
+    for row in mode["details"]:
+        # Every hit is the one user's, its dia_ids its provenance (the turn it was stored from), and the metrics
+        # are computed from exactly those dia_ids.
+        assert {r["user_id"] for r in row["retrieved"]} == {"syn-1"}
+        assert all([content_of[d] for d in r["dia_ids"]] == [r["memory"]] for r in row["retrieved"])
+        if row["metrics"] is not None:
+            expected = locomo.score_question(row["evidence"], [r["dia_ids"] for r in row["retrieved"]], (5, 10))
+            assert row["metrics"] == expected
+    details = {row["question"]: row for row in mode["details"]}
+    assert details["Who is Quenby?"]["retrieved"][0]["dia_ids"] == ["D2:2"]
+    assert details["Who is Quenby?"]["metrics"]["any@10"] == 1.0
+    scored_1_4 = [row for row in mode["details"] if row["category"] != 5 and row["metrics"]]
+    assert mode["retrieval"]["1-4"]["any@10"] == round(sum(r["metrics"]["any@10"] for r in scored_1_4) / 5, 4)
+    assert "### LoCoMo, plain ingestion, infer=false" in capsys.readouterr().out
+
+    # The ingestion mode is part of the --reuse key: the same store is reused by plain, re-ingested for mem0.
+    again = _run(data_file, tmp_path, "--ingest", "plain", "--store", str(store), "--reuse")
+    assert again["modes"]["infer=false"]["reused_store"]
+    mem0 = _run(data_file, tmp_path, "--ingest", "mem0", "--store", str(store), "--reuse")["modes"]["infer=false"]
+    assert not mem0["reused_store"] and mem0["ingest"] == "mem0"
+    assert mem0["ingestion"]["memories"]["total"] == 16
+
+
+def test_a_store_from_before_ingest_modes_still_matches_mem0(data_file: Path, tmp_path: Path) -> None:
+    store = tmp_path / "old.db"
+    _run(data_file, tmp_path, "--store", str(store))
+    with Memory(build_store(str(store)), build_embedder("hashing")) as m:
+        saved = json.loads(m.store.get_state(locomo.STATE_KEY) or "null")
+        del saved["settings"]["ingest"]  # as the harness wrote it before --ingest
+        m.store.set_state(locomo.STATE_KEY, json.dumps(saved))
+    assert _run(data_file, tmp_path, "--store", str(store), "--reuse")["modes"]["infer=false"]["reused_store"]
+    plain = _run(data_file, tmp_path, "--ingest", "plain", "--store", str(store), "--reuse")["modes"]["infer=false"]
+    assert not plain["reused_store"]
+
+
+def test_plain_ingestion_refuses_a_batch(data_file: Path) -> None:
+    with pytest.raises(SystemExit):
+        locomo.parse_args(["--data", str(data_file), "--ingest", "plain", "--batch", "3"])
+    assert locomo.parse_args(["--ingest", "plain"]).batch == 1
+    assert locomo.parse_args([]).batch == 2 and locomo.parse_args(["--batch", "4"]).batch == 4
 
 
 def test_reuse_refuses_a_store_it_did_not_write(data_file: Path, tmp_path: Path) -> None:
