@@ -116,13 +116,14 @@ def test_messages_fade_by_their_own_rule(memory: Memory, clock: SimClock) -> Non
     memory.add("今天天气真不错啊", user_id="u")
     by_text = {m["memory"]: m["id"] for m in messages_of(memory, "u")}
     assert covered_id
-    clock.now = START + timedelta(days=61)
+    policy = memory.aio.lifecycle
+    clock.now = START + timedelta(days=policy.covered_message_days + 1)
     memory.maintain(user_id="u")
     left = {m["memory"] for m in messages_of(memory, "u")}
     assert left == {"今天天气真不错啊"}  # a fact holds the covered one; the other is the only record of itself
     reason = memory.history(by_text["我对花生过敏"])[-1]["reason"]
     assert "a fact holds what it said" in reason
-    clock.now = START + timedelta(days=181)
+    clock.now = START + timedelta(days=policy.message_max_days + 1)
     memory.maintain(user_id="u")
     assert messages_of(memory, "u") == []
     # The fact itself lives by the rules for facts; it was not taken along.

@@ -52,8 +52,11 @@ class LifecyclePolicy:
     episode_max_days: float = 14.0
     # Messages kept as evidence (Category.MESSAGE) are forgotten when unused this long: sooner when a fact extracted
     # from them holds what they said and no search ever returned them, later when they are the only record of it.
-    message_max_days: float = 180.0
-    covered_message_days: float = 60.0
+    # Word-for-word memory fades within weeks, the gist (facts, episode summaries, habits) lasts: with longer
+    # windows every day's chat would keep adding to the store for months (the 180-day simulation, bench/lifecycle.py).
+    # A message a search returns starts its window again. The raw messages themselves are never deleted.
+    message_max_days: float = 60.0
+    covered_message_days: float = 14.0
     fact_decay: float = 0.95  # per week after the grace
     transient_decay: float = 0.7  # per week after the grace, for plans, events and states
     forget_below: float = 0.3
