@@ -21,6 +21,10 @@ class Forbidden(JiyiError):
     """The caller is known but may not act on what it asked for (another user's memories)."""
 
 
+class Conflict(JiyiError):
+    """The memory changed since the caller read it (its version moved on): nothing was written."""
+
+
 class ConfigError(JiyiError):
     """The configuration is inconsistent or names something that does not exist."""
 

@@ -42,6 +42,7 @@ from jiyi.core.lifecycle import Action, LifecyclePolicy, is_stable
 from jiyi.core.llm_lifecycle import MAX_SEARCHES
 from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.embedders.base import Embedder
+from jiyi.errors import Conflict
 from jiyi.llms.base import LLM
 from jiyi.records import (
     Category,
@@ -125,8 +126,9 @@ class MaintenancePass:
             stats.processed += 1
             if self.policy.effective_importance(record, now) < record.importance:
                 stats.decayed += 1
-            if self._apply(record, now, stats, sessions.get(_session_key(record.scope))):
-                survivors.append(record)
+            current = self._apply(record, now, stats, sessions.get(_session_key(record.scope)))
+            if current is not None:
+                survivors.append(current)  # as stored now: later steps must not write back what was read before
         superseded = self._resolve_conflicts(survivors, now, stats)
         survivors = [r for r in survivors if r.id not in superseded]
         merged = self._consolidate([r for r in survivors if _consolidable(r)], now, stats)
@@ -141,52 +143,58 @@ class MaintenancePass:
     # --- one memory ---------------------------------------------------------------------------------------------
 
     def _apply(self, record: MemoryRecord, now: datetime, stats: PassStats,
-               session_active: datetime | None = None) -> bool:
-        """Apply the policy's action; False if the memory is gone afterwards."""
+               session_active: datetime | None = None) -> MemoryRecord | None:
+        """Apply the policy's action; the memory as it is afterwards, or None if it is gone (or changed meanwhile by
+        someone else: it is left for the next pass)."""
         action, reason = self.policy.plan(record, now, session_active)
         if action is Action.FORGET:
             self._forget(record, now, reason, stats)
-            return False
+            return None
         if action is Action.REVIEW_FORGET:
             stats.reviewed += 1
             verdict, why = self._review(record, stats, promotion=False)
             keep = verdict == "KEEP"
             if not keep:
                 self._forget(record, now, f"{reason}; reviewed: {why}", stats)
-                return False
+                return None
             stats.kept += 1
             # The seed's rule: a memory kept on review starts again from importance 0.5, and the review counts as a
             # recall (the decay clock restarts).
             kept = replace(record, importance=max(record.importance, self.policy.keep_importance),
                            last_accessed_at=now)
-            self._change(kept, Event.KEEP, now, f"{reason}; reviewed: {why}")
+            return self._change(kept, Event.KEEP, now, f"{reason}; reviewed: {why}")
         elif action is Action.REVIEW_PROMOTE:
             stats.reviewed += 1
             verdict, why = self._review(record, stats, promotion=True)
             if verdict == "PROMOTE":
                 stats.promoted += 1
-                self._change(replace(record, category=Category.CORE, layer=Layer.LONG_TERM), Event.PROMOTE, now,
-                             f"{reason}; reviewed: {why}")
-            elif verdict == "DELETE":
+                return self._change(replace(record, category=Category.CORE, layer=Layer.LONG_TERM), Event.PROMOTE,
+                                    now, f"{reason}; reviewed: {why}")
+            if verdict == "DELETE":
                 self._forget(record, now, f"{reason}; reviewed: {why}", stats)
-                return False
-            else:
-                self._change(replace(record, tags=[*record.tags, "promotion-reviewed"]), Event.KEEP, now,
-                             f"{reason}; reviewed, not promoted: {why}")
-        elif action is Action.MOVE_LONG_TERM:
+                return None
+            return self._change(replace(record, tags=[*record.tags, "promotion-reviewed"]), Event.KEEP, now,
+                                f"{reason}; reviewed, not promoted: {why}")
+        if action is Action.MOVE_LONG_TERM:
             stats.moved += 1
-            self._change(replace(record, layer=Layer.LONG_TERM), Event.MOVE, now, reason)
-        elif action is Action.MOVE_SHORT_TERM:
+            return self._change(replace(record, layer=Layer.LONG_TERM), Event.MOVE, now, reason)
+        if action is Action.MOVE_SHORT_TERM:
             stats.moved += 1
-            record.layer = Layer.SHORT_TERM
-            self._change(record, Event.MOVE, now, reason)
-        return True
+            return self._change(replace(record, layer=Layer.SHORT_TERM), Event.MOVE, now, reason)
+        return record
 
-    def _change(self, record: MemoryRecord, event: Event, now: datetime, reason: str) -> None:
+    def _change(self, record: MemoryRecord, event: Event, now: datetime, reason: str) -> MemoryRecord | None:
+        """Write one of the lifecycle's changes; the record as stored, or None when the memory changed since this
+        pass read it (a turn's UPDATE, a PUT): it is left for the next pass rather than overwritten with old text."""
         # Not a new version of the memory: updated_at stays, or the bookkeeping would count as a recall.
         history = HistoryEvent(record.id, event, record.content, record.content, created_at=record.created_at,
                                updated_at=now, actor_id=record.actor_id, role=record.role, reason=reason)
-        self.store.update(record, None, history)
+        try:
+            self.store.update(record, None, history, expected_version=record.version)
+        except Conflict:
+            log.info("maintenance: %s changed during the pass; %s left for the next one", record.id, event.value)
+            return None
+        return record
 
     # --- the model's judgement, when there is one ---------------------------------------------------------------
 
@@ -226,7 +234,11 @@ class MaintenancePass:
     def _forget(self, record: MemoryRecord, now: datetime, reason: str, stats: PassStats) -> None:
         history = HistoryEvent(record.id, Event.DELETE, record.content, None, created_at=now, updated_at=now,
                                is_deleted=True, actor_id=record.actor_id, role=record.role, reason=reason)
-        self.store.soft_delete(record.id, reason, history, now)
+        try:
+            self.store.soft_delete(record.id, reason, history, now, expected_version=record.version)
+        except Conflict:
+            log.info("maintenance: %s changed during the pass; not forgotten now", record.id)
+            return
         stats.forgotten += 1
         stats.saved_bytes += len(record.content.encode())
 

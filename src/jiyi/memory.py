@@ -29,7 +29,7 @@ from jiyi.core.messages import (
 from jiyi.core.retrieval import SearchRequest
 from jiyi.embedders.base import Embedder
 from jiyi.embedders.scheduler import EmbeddingScheduler, embedding_lane, scheduled
-from jiyi.errors import InvalidInput, NotFound
+from jiyi.errors import Conflict, InvalidInput, NotFound
 from jiyi.lifecycle import MaintenancePass, PassStats, spill_working_memory
 from jiyi.llms.base import LLM
 from jiyi.read_path import STAGE_NAMES, ReadPath, ReadSettings, RecallRequest
@@ -77,6 +77,12 @@ def _mentions_category(filters: Any) -> bool:
     if isinstance(filters, list):
         return any(_mentions_category(item) for item in filters)
     return False
+
+
+# Read, change, write-if-unchanged: how often a writer tries before it answers Conflict. Each lost race means another
+# writer's change landed, so the writers as a whole always progress; 64 concurrent updates of one memory needed at most
+# a few dozen attempts each.
+CAS_ATTEMPTS = 200
 
 
 def _limit(value: Any, default: int, name: str) -> int:
@@ -336,8 +342,15 @@ class AsyncMemory:
         text: str | None = None,
         metadata: dict[str, Any] | None = None,
         expiration_date: Any = _UNSET,
+        version: int | None = None,
     ) -> dict[str, str]:
-        """v1: update(id, data); v2: update(id, text=..., metadata=..., expiration_date=...)."""
+        """v1: update(id, data); v2: update(id, text=..., metadata=..., expiration_date=...).
+
+        Concurrent updates of one memory apply one after another, each to the text the one before it wrote (history's
+        old_memory chains). `version`: apply only if the memory is still at this version (see get()), else Conflict
+        (HTTP 409) instead of the last writer winning."""
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
+            raise InvalidInput("version must be a positive integer (a memory's version, as get() returns it)")
         if data is not None and text is not None and data != text:
             raise InvalidInput("give the new text once, as data or as text")
         new_text = text if text is not None else data
@@ -351,40 +364,57 @@ class AsyncMemory:
         if new_text is None and metadata is None and expiration_date is _UNSET:
             raise InvalidInput("nothing to update: give text, metadata or expiration_date")
         expires = _UNSET if expiration_date is _UNSET else _expiration(expiration_date)
-        await self._run(self._update, memory_id, new_text, metadata, expires)
+        await self._run(self._update, memory_id, new_text, metadata, expires, version)
         return {"message": "Memory updated successfully!"}
 
-    def _update(self, memory_id: str, new_text: str | None, metadata: dict[str, Any] | None, expires: Any) -> None:
-        current = self.store.get(memory_id)
-        if current is None:
-            raise NotFound(f"memory {memory_id} not found")
-        now = self.clock()
-        if new_text is not None:
-            updated = current.with_content(new_text.strip(), now)
-        else:
-            updated = replace(current, updated_at=now)
-        if metadata is not None:
-            updated.metadata = dict(metadata)
-        if expires is not _UNSET:
-            updated.expiration_date = expires
-        with embedding_lane(_embedding_lane(current.scope)):
-            vector = self.embedding.embed_documents([updated.content])[0] if new_text is not None else None
-        event = HistoryEvent(memory_id, Event.UPDATE, current.content, updated.content, created_at=current.created_at,
-                             updated_at=now, actor_id=current.actor_id, role=current.role)
-        self.store.update(updated, vector, event)
+    def _update(self, memory_id: str, new_text: str | None, metadata: dict[str, Any] | None, expires: Any,
+                version: int | None) -> None:
+        vector = None
+        for _ in range(CAS_ATTEMPTS):
+            current = self.store.get(memory_id)
+            if current is None:
+                raise NotFound(f"memory {memory_id} not found")
+            now = self.clock()
+            if new_text is not None:
+                updated = current.with_content(new_text.strip(), now)
+            else:
+                updated = replace(current, updated_at=now)
+            if metadata is not None:
+                updated.metadata = dict(metadata)
+            if expires is not _UNSET:
+                updated.expiration_date = expires
+            if new_text is not None and vector is None:  # the new text's vector does not depend on the old text
+                with embedding_lane(_embedding_lane(current.scope)):
+                    vector = self.embedding.embed_documents([updated.content])[0]
+            event = HistoryEvent(memory_id, Event.UPDATE, current.content, updated.content,
+                                 created_at=current.created_at, updated_at=now, actor_id=current.actor_id,
+                                 role=current.role)
+            try:
+                self.store.update(updated, vector, event, expected_version=version or current.version)
+                return
+            except Conflict:
+                if version is not None:
+                    raise  # the caller asked for this version and no other
+        raise Conflict(f"memory {memory_id} kept changing: {CAS_ATTEMPTS} attempts to update it lost the race")
 
     async def delete(self, memory_id: str, *, reason: str = "deleted by request") -> dict[str, str]:
         await self._run(self._delete, memory_id, reason)
         return {"message": "Memory deleted successfully"}
 
     def _delete(self, memory_id: str, reason: str) -> None:
-        current = self.store.get(memory_id)
-        if current is None:
-            raise NotFound(f"memory {memory_id} not found")
-        now = self.clock()
-        event = HistoryEvent(memory_id, Event.DELETE, current.content, None, created_at=now, updated_at=now,
-                             is_deleted=True, actor_id=current.actor_id, role=current.role)
-        self.store.soft_delete(memory_id, reason, event, now)
+        for _ in range(CAS_ATTEMPTS):
+            current = self.store.get(memory_id)
+            if current is None:
+                raise NotFound(f"memory {memory_id} not found")
+            now = self.clock()
+            event = HistoryEvent(memory_id, Event.DELETE, current.content, None, created_at=now, updated_at=now,
+                                 is_deleted=True, actor_id=current.actor_id, role=current.role)
+            try:  # history's old_memory is the text deleted, even when an update lands in between
+                self.store.soft_delete(memory_id, reason, event, now, expected_version=current.version)
+                return
+            except Conflict:
+                continue
+        raise Conflict(f"memory {memory_id} kept changing: {CAS_ATTEMPTS} attempts to delete it lost the race")
 
     async def delete_all(
         self,

@@ -167,6 +167,9 @@ class MemoryRecord:
     expiration_date: datetime | None = None
     deleted_at: datetime | None = None
     delete_reason: str | None = None
+    # Starts at 1, + 1 with every change the store makes; a writer that read version n can ask the store to apply its
+    # change only if the memory is still at n (compare-and-swap), so history's old_memory is what it replaced.
+    version: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.content, str) or not self.content.strip():

@@ -39,6 +39,7 @@ def memory_item(record: MemoryRecord) -> dict[str, Any]:
         "tags": record.tags,
         "event_time": _time(record.event_time),
         "provenance": [ref.to_json() for ref in record.provenance],
+        "version": record.version,
     })
     return item
 

@@ -443,12 +443,13 @@ class WritePath:
             updated.event_time = when
             history = HistoryEvent(current.id, Event.UPDATE, current.content, updated.content,
                                    created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
-            self.store.update(updated, vectors[decision.text], history)
+            self.store.update(updated, vectors[decision.text], history, expected_version=current.version)
             return _Applied(Event.UPDATE, current.id, updated.content, current.content, actor, about)
         if decision.event is Event.DELETE:
             history = HistoryEvent(current.id, Event.DELETE, current.content, None, created_at=now,
                                    updated_at=now, is_deleted=True, actor_id=actor, role=about)
-            self.store.soft_delete(current.id, "contradicted by a later turn", history, now)
+            self.store.soft_delete(current.id, "contradicted by a later turn", history, now,
+                                   expected_version=current.version)
             return _Applied(Event.DELETE, current.id, current.content, actor_id=actor, role=about)
         if decision.event is Event.NONE:
             # Said again: the memory gains this source, and moves to the session it was last said in.
@@ -461,14 +462,14 @@ class WritePath:
                 # the repetition counts as a recall, restarting its decay.
                 said.importance = min(current.importance + self.settings.repeat_boost, MAX_IMPORTANCE)
                 said.last_accessed_at = now
-            self.store.update(said, None, None)
+            self.store.update(said, None, None, expected_version=current.version)
             return _Applied(Event.NONE, current.id, current.content)
         if decision.event is Event.BOOST:
             raised = replace(current, importance=min(current.importance + self.settings.boost, MAX_IMPORTANCE),
                              updated_at=now)
             history = HistoryEvent(current.id, Event.BOOST, current.content, current.content,
                                    created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
-            self.store.update(raised, None, history)
+            self.store.update(raised, None, history, expected_version=current.version)
             return _Applied(Event.BOOST, current.id, current.content)
         return None
 

@@ -83,3 +83,37 @@ def test_a_second_server_reads_writes_made_after_its_first_search(serve: StartSe
         hits = b.post("/search", json=search).json()["results"]
         assert new_id in [hit["id"] for hit in hits]
         assert b.get(f"/memories/{new_id}").status_code == 200
+
+
+def test_64_concurrent_updates_of_one_memory_through_two_servers_chain_in_history(serve: StartServer) -> None:
+    """Every PUT lands, one after another: each UPDATE row's old_memory is the text the row before it wrote, and the
+    memory ends as the last row says (no update replaced a text that had already been replaced)."""
+    first = serve()
+    second = serve(db=first.db)
+    with first.client() as client:
+        body = {"messages": [{"role": "user", "content": "version 0"}], "user_id": "alice", "infer": False}
+        [memory_id] = [r["id"] for r in client.post("/memories", json=body).json()["results"]]
+    statuses: Counter[int] = Counter()
+
+    async def put(server: ServerProcess, numbers: range) -> None:
+        async with server.async_client(timeout=60) as http:
+            answers = await asyncio.gather(*(http.put(f"/memories/{memory_id}", json={"text": f"version {n}"})
+                                             for n in numbers))
+            statuses.update(a.status_code for a in answers)
+
+    async def both() -> None:
+        await asyncio.gather(put(first, range(1, 33)), put(second, range(33, 65)))
+
+    asyncio.run(both())
+    assert statuses == {200: 64}, statuses
+    with second.client() as client:
+        history = [h for h in client.get(f"/memories/{memory_id}/history").json() if h["event"] == "UPDATE"]
+        final = client.get(f"/memories/{memory_id}").json()
+    assert len(history) == 64
+    chain = ["version 0"] + [h["new_memory"] for h in history]
+    assert [h["old_memory"] for h in history] == chain[:-1]
+    assert sorted(chain, key=lambda t: int(t.split()[1])) == [f"version {n}" for n in range(65)]
+    assert final["memory"] == chain[-1] and final["version"] == 65
+    for server in (first, second):
+        status, _ = server.terminate()
+        assert status == 0

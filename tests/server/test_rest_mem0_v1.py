@@ -188,3 +188,23 @@ def test_root_redirects_to_docs(client: httpx.Client) -> None:
     assert response.is_redirect
     assert response.headers["location"] == "/docs"
     assert client.get("/", follow_redirects=True).status_code == 200
+
+
+def test_update_at_a_version_answers_409_once_the_memory_moved_on(client: httpx.Client) -> None:
+    """mem0's PUT body stays valid (last writer wins, chained in history); If-Match or `version` asks for a 409
+    instead."""
+    added = client.post("/memories", json={"messages": [{"role": "user", "content": "I live in Lyon"}],
+                                           "user_id": "alice", "infer": False}).json()["results"][0]
+    read = client.get(f"/memories/{added['id']}").json()
+    assert read["version"] == 1
+    assert client.put(f"/memories/{added['id']}", json={"text": "I live in Nantes"},
+                      headers={"If-Match": '"1"'}).status_code == 200
+    stale = client.put(f"/memories/{added['id']}", json={"text": "I live in Lille"}, headers={"If-Match": '"1"'})
+    assert stale.status_code == 409 and "version 2" in stale.json()["detail"]
+    assert client.put(f"/memories/{added['id']}", json={"text": "I live in Lille", "version": 1}).status_code == 409
+    assert client.put(f"/memories/{added['id']}", json={"text": "x"}, headers={"If-Match": "soon"}).status_code == 400
+    assert client.get(f"/memories/{added['id']}").json()["memory"] == "I live in Nantes"
+    assert client.put(f"/memories/{added['id']}", json={"text": "I live in Lille", "version": 2}).status_code == 200
+    history = client.get(f"/memories/{added['id']}/history").json()
+    assert [(h["old_memory"], h["new_memory"]) for h in history if h["event"] == "UPDATE"] == [
+        ("I live in Lyon", "I live in Nantes"), ("I live in Nantes", "I live in Lille")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -250,3 +251,35 @@ def test_document_frequencies_tell_common_from_rare_words(store: MemoryStore, em
     assert frequencies == {"like": 4, "jesica": 1, "tea": 2}
     assert total >= 4
     assert store.document_frequencies([]) == ({}, 0)
+
+
+# --- versions: compare-and-swap -------------------------------------------------------------------------------------
+
+
+def test_every_change_moves_the_version_on_and_a_stale_writer_is_refused(store: MemoryStore,
+                                                                          embedder: Embedder) -> None:
+    from jiyi.errors import Conflict
+
+    [a] = put(store, embedder, "I live in Lyon")
+    read = store.get(a)
+    assert read is not None and read.version == 1
+    first = read.with_content("I live in Nantes")
+    store.update(first, embedder.embed_documents([first.content])[0],
+                 HistoryEvent(a, Event.UPDATE, read.content, first.content), expected_version=1)
+    assert first.version == 2 and store.get(a).version == 2  # type: ignore[union-attr]
+    stale = read.with_content("I live in Lille")  # made from what was read before the first update
+    with pytest.raises(Conflict):
+        store.update(stale, None, HistoryEvent(a, Event.UPDATE, read.content, stale.content), expected_version=1)
+    with pytest.raises(Conflict):
+        store.soft_delete(a, "stale", HistoryEvent(a, Event.DELETE, read.content, None), datetime.now(UTC),
+                          expected_version=1)
+    now = store.get(a)
+    assert now is not None and now.content == "I live in Nantes" and now.version == 2
+    assert [(h.old_memory, h.new_memory) for h in store.history(a) if h.event is Event.UPDATE] == [
+        ("I live in Lyon", "I live in Nantes")]  # the refused writes left no row
+    store.record_access([a], datetime.now(UTC))  # a review is not a change of the memory
+    assert store.get(a).version == 2  # type: ignore[union-attr]
+    store.update(replace(now, importance=2.0), None, None)  # without expected_version: applied, version + 1
+    store.soft_delete(a, "gone", HistoryEvent(a, Event.DELETE, now.content, None), datetime.now(UTC),
+                      expected_version=3)
+    assert store.get(a) is None

@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from jiyi.errors import (
     BackendUnavailable,
     ConfigError,
+    Conflict,
     EmbeddingMismatch,
     Forbidden,
     InvalidInput,
@@ -33,6 +34,7 @@ STATUS = (
     (UnsupportedMediaType, 415),
     (InvalidInput, 400),
     (NotFound, 404),
+    (Conflict, 409),
     (EmbeddingMismatch, 409),
     (ConfigError, 400),
     (NotSupportedYet, 501),

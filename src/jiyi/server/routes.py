@@ -36,6 +36,8 @@ COMMON_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "no such memory or event, or it belongs to another user"}}
+CHANGED: dict[int | str, dict[str, Any]] = {
+    409: {"model": ErrorBody, "description": "the memory is no longer at the version asked for (If-Match / version)"}}
 
 router = APIRouter(responses=COMMON_ERRORS)
 
@@ -80,6 +82,17 @@ def _require_scope(user_id: str | None, agent_id: str | None, run_id: str | None
     ids = [user_id, agent_id, run_id, *((filters or {}).get(k) for k in ("user_id", "agent_id", "run_id"))]
     if not any(ids):
         raise InvalidInput("at least one of user_id, agent_id or run_id is required")
+
+
+def _expected_version(in_body: int | None, if_match: str | None) -> int | None:
+    if if_match is None:
+        return in_body
+    tag = if_match.strip().removeprefix("W/").strip('"')
+    if not tag.isdigit() or int(tag) < 1:
+        raise InvalidInput(f"If-Match must be a memory version (a positive integer), got {if_match!r}")
+    if in_body is not None and in_body != int(tag):
+        raise InvalidInput("If-Match and version name different versions; give one")
+    return int(tag)
 
 
 async def _owned(m: AsyncMemory, who: Principal, memory_id: str) -> dict[str, Any]:
@@ -225,9 +238,12 @@ async def context(body: ContextBody, m: MemoryDep, mx: MetricsDep, who: Caller, 
     return result
 
 
-@router.put("/memories/{memory_id}", tags=["memories"], responses=NOT_FOUND)
+@router.put("/memories/{memory_id}", tags=["memories"], responses={**NOT_FOUND, **CHANGED})
 async def update_memory(
-    memory_id: str, body: MemoryUpdate, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits
+    memory_id: str, body: MemoryUpdate, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits,
+    if_match: Annotated[str | None, Header(description="a memory version (GET's `version`), optionally quoted as "
+                                                       "an ETag: apply only if the memory is still at it, else 409")]
+    = None,
 ) -> dict[str, str]:
     texts = {t for t in (body.text, body.data, body.memory) if t is not None}
     for text in texts:
@@ -239,6 +255,7 @@ async def update_memory(
     options: dict[str, Any] = {"text": texts.pop() if texts else None, "metadata": body.metadata}
     if "expiration_date" in body.model_fields_set:
         options["expiration_date"] = body.expiration_date
+    options["version"] = _expected_version(body.version, if_match)
     result = await m.update(memory_id, **options)
     mx.update_total.inc()
     return result

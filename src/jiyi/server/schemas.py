@@ -62,6 +62,8 @@ class MemoryUpdate(_Body):
     memory: str | None = Field(None, description="also accepted as the new text")
     metadata: dict[str, Any] | None = None
     expiration_date: str | None = None
+    version: int | None = Field(None, ge=1, description="apply only if the memory is still at this version (as GET "
+                                                         "returns it), else 409; same as an If-Match header")
 
 
 class ContextBody(_Body):

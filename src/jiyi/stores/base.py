@@ -38,11 +38,16 @@ class MemoryStore(Protocol):
     def insert(self, records: Sequence[MemoryRecord], vectors: np.ndarray, history: Sequence[HistoryEvent]) -> None:
         ...
 
-    def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None) -> None:
-        """Replace a live record's fields (and its vector when given)."""
+    def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None, *,
+               expected_version: int | None = None) -> None:
+        """Replace a live record's fields (and its vector when given); the stored version moves on by one and
+        `record.version` is set to it. With `expected_version`, only if the memory is still at that version (checked
+        in the same transaction), else Conflict and nothing is written."""
         ...
 
-    def soft_delete(self, memory_id: str, reason: str, history: HistoryEvent, when: datetime) -> None:
+    def soft_delete(self, memory_id: str, reason: str, history: HistoryEvent, when: datetime, *,
+                    expected_version: int | None = None) -> None:
+        """Mark a live record deleted (history row `history`); `expected_version` as in update()."""
         ...
 
     def get(self, memory_id: str, include_deleted: bool = False) -> MemoryRecord | None:

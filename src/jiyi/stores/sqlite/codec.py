@@ -26,7 +26,7 @@ MEMORY_COLUMNS = (
     "id", "content", "hash", "user_id", "agent_id", "run_id", "actor_id", "role", "memory_type", "layer",
     "category", "importance", "strength", "access_count", "confidence", "source", "verified", "tags", "metadata",
     "provenance", "related_ids", "compression_source_ids", "created_at", "updated_at", "last_accessed_at",
-    "event_time", "expiration_date", "deleted_at", "delete_reason",
+    "event_time", "expiration_date", "deleted_at", "delete_reason", "version",
 )
 
 
@@ -57,7 +57,7 @@ def memory_to_row(record: MemoryRecord) -> tuple[Any, ...]:
         _dumps(record.compression_source_ids), format_datetime(record.created_at),
         format_datetime(record.updated_at), format_datetime(record.last_accessed_at),
         format_datetime(record.event_time), format_datetime(record.expiration_date),
-        format_datetime(record.deleted_at), record.delete_reason,
+        format_datetime(record.deleted_at), record.delete_reason, int(record.version),
     )
 
 
@@ -90,6 +90,7 @@ def row_to_memory(row: sqlite3.Row) -> MemoryRecord:
         expiration_date=parse_datetime(row["expiration_date"]),
         deleted_at=parse_datetime(row["deleted_at"]),
         delete_reason=row["delete_reason"],
+        version=row["version"],
     )
 
 

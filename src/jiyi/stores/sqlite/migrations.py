@@ -142,6 +142,14 @@ def m009_scope_facets_index(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX memories_user_facets ON memories(user_id, deleted_at, category, memory_type, tags)")
     db.execute("DROP INDEX IF EXISTS memories_user_category")
 
+
+@migration
+def m010_memory_versions(db: sqlite3.Connection) -> None:
+    # Compare-and-swap updates (store.update / soft_delete with expected_version): concurrent writers of one memory
+    # each replace the text they read, or fail, instead of the last one silently winning.
+    db.execute("ALTER TABLE memories ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

@@ -23,7 +23,7 @@ import numpy as np
 
 from jiyi.core.filters import Condition, Logic, Node
 from jiyi.core.text import analyze_for_index, has_cjk
-from jiyi.errors import EmbeddingMismatch, InvalidInput
+from jiyi.errors import Conflict, EmbeddingMismatch, InvalidInput
 from jiyi.records import Category, HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord, TurnStatus
 from jiyi.stores.base import ScoredId
 from jiyi.stores.sqlite.codec import (
@@ -47,7 +47,10 @@ _INSERT_MEMORY = (
     f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}, embedding) "
     f"VALUES ({', '.join('?' for _ in MEMORY_COLUMNS)}, ?) RETURNING rowid"
 )
-_UPDATE_MEMORY = f"UPDATE memories SET {', '.join(f'{c} = ?' for c in MEMORY_COLUMNS[1:])} WHERE id = ?"
+# Every column but the id and the version, which only the store moves on (+ 1 per change).
+_UPDATED_COLUMNS = [c for c in MEMORY_COLUMNS[1:] if c != "version"]
+_UPDATE_MEMORY = (f"UPDATE memories SET {', '.join(f'{c} = ?' for c in _UPDATED_COLUMNS)}, version = version + 1 "
+                  "WHERE id = ?")
 
 
 def _scope_token(kind: str, value: str) -> str:
@@ -93,6 +96,12 @@ def _insert_history(db: sqlite3.Connection, events: Sequence[HistoryEvent], igno
 
 def _vector_blob(vector: np.ndarray) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def _check_version(memory_id: str, current: int, expected: int | None) -> None:
+    # Read and checked inside the write transaction: no other writer (thread or process) can move it meanwhile.
+    if expected is not None and current != expected:
+        raise Conflict(f"memory {memory_id} is at version {current}, not {expected}: it changed since it was read")
 
 
 _CATEGORY_CODES = {category.value: code for code, category in enumerate(Category)}
@@ -288,15 +297,19 @@ class SqliteStore:
         for scope in [s for s in self._vectors if self._in_scope(owner, s)]:
             self._cached_rows -= len(self._vectors.pop(scope).ids)
 
-    def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None) -> None:
+    def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None, *,
+               expected_version: int | None = None) -> None:
         with self._write() as db:
             self._check_foreign_writes()
-            row = db.execute("SELECT rowid, user_id, agent_id, run_id, content, expiration_date, category "
+            row = db.execute("SELECT rowid, user_id, agent_id, run_id, content, expiration_date, category, version "
                              "FROM memories WHERE id = ? AND deleted_at IS NULL", (record.id,)).fetchone()
             if row is None:
                 raise InvalidInput(f"memory {record.id} does not exist or was deleted")
+            _check_version(record.id, row["version"], expected_version)
             old_scope = Scope(row["user_id"], row["agent_id"], row["run_id"])
-            db.execute(_UPDATE_MEMORY, (*memory_to_row(record)[1:], record.id))
+            values = dict(zip(MEMORY_COLUMNS, memory_to_row(record), strict=True))
+            db.execute(_UPDATE_MEMORY, (*(values[c] for c in _UPDATED_COLUMNS), record.id))
+            record.version = row["version"] + 1
             if vector is not None:
                 self._check_vector(vector)
                 db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (_vector_blob(vector), record.id))
@@ -312,14 +325,17 @@ class SqliteStore:
                 self._forget_cached(old_scope)
                 self._forget_cached(record.scope)
 
-    def soft_delete(self, memory_id: str, reason: str, history: HistoryEvent, when: datetime) -> None:
+    def soft_delete(self, memory_id: str, reason: str, history: HistoryEvent, when: datetime, *,
+                    expected_version: int | None = None) -> None:
         with self._write() as db:
             self._check_foreign_writes()
-            row = db.execute("SELECT rowid, user_id, agent_id, run_id FROM memories WHERE id = ? "
+            row = db.execute("SELECT rowid, user_id, agent_id, run_id, version FROM memories WHERE id = ? "
                              "AND deleted_at IS NULL", (memory_id,)).fetchone()
             if row is None:
                 raise InvalidInput(f"memory {memory_id} does not exist or was deleted")
-            db.execute("UPDATE memories SET deleted_at = ?, delete_reason = ?, updated_at = ? WHERE id = ?",
+            _check_version(memory_id, row["version"], expected_version)
+            db.execute("UPDATE memories SET deleted_at = ?, delete_reason = ?, updated_at = ?, version = version + 1 "
+                       "WHERE id = ?",
                        (format_datetime(when), reason, format_datetime(when), memory_id))
             db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["rowid"],))
             _insert_history(db, [history])
