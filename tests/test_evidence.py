@@ -52,7 +52,8 @@ def test_what_the_rules_miss_is_still_found_as_the_message_with_its_time_and_spe
     assert result["results"] == []  # no fact: the add reports none, as mem0 does
     found = memory.search("lake sunset colours", user_id="u")["results"]
     assert found and found[0]["category"] == "message" and found[0]["memory"] == said
-    assert found[0]["event_time"].startswith("2026-02-14T19:30")
+    assert found[0]["event_time"].startswith("2026-02-14T18:00")  # "tonight": the evening of the day it was said
+    assert found[0]["provenance"][0]["created_at"].startswith("2026-02-14T19:30")  # when it was said
     assert found[0]["role"] == "user"
     assert memory.search("lake sunset colours", user_id="someone-else")["results"] == []
 

@@ -15,9 +15,12 @@ import asyncio
 import contextvars
 import functools
 import logging
+import os
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -33,8 +36,10 @@ from jiyi.core.importance import importance_score, on_seed_scale
 from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import ChatMessage, in_conversation
 from jiyi.core.retrieval import SearchRequest, hybrid_search
+from jiyi.core.temporal import resolve_event_time
 from jiyi.core.text import query_terms
 from jiyi.embedders.base import Embedder
+from jiyi.errors import BackendUnavailable
 from jiyi.lifecycle import spill_working_memory
 from jiyi.llms.base import LLM, LLMError
 from jiyi.records import (
@@ -66,6 +71,9 @@ FORGET_RELEVANCE = 0.5
 FORGET_AT_MOST = 3
 # Decisions compare a fact with facts: evidence messages and episode summaries are not memories to update or delete.
 DECIDABLE = parse_filters({"jiyi.category": {"in": [Category.FACT.value, Category.CORE.value, Category.SYSTEM.value]}})
+# The store's lock is polled (another process holds it): first after 5 ms, doubling up to 100 ms.
+LOCK_POLL_FIRST = 0.005
+LOCK_POLL_MAX = 0.1
 # A message kept as evidence starts at the bottom of the importance scale: a fact saying the same ranks above it.
 MESSAGE_IMPORTANCE = 0.5
 _EVIDENCE_IDS = uuid.UUID("5a0c1f4e-2f1b-4a57-9d1e-7c3b2a9e6d10")
@@ -92,6 +100,11 @@ class WriteSettings:
     lease_seconds: float = 300.0  # a claimed turn whose worker died is taken again after this
     episode_every: int = 30  # messages per episode summary
     keep_messages: bool = True  # keep every message of an infer=True turn as searchable evidence
+    # The scope's decision lock across processes (see WritePath._deciding): a holder that died lets go after the lease
+    # (a decision takes milliseconds offline, an embedding or two at most); a turn waits at most decision_lock_wait.
+    decision_lock_lease: float = 30.0
+    decision_lock_wait: float = 60.0
+    decision_attempts: int = 3  # an LLM decision made again when the memories it saw changed meanwhile
     boost: float = 0.3  # importance a memory gains when it shaped a reply
     repeat_boost: float = 0.15  # importance a memory gains when it is said again on another day
 
@@ -152,6 +165,8 @@ class WritePath:
         self.settings = settings
         self._executor: ThreadPoolExecutor | None = None
         self._bound = False
+        self._deciding_here: dict[str, tuple[asyncio.Lock, int]] = {}  # scope key -> (its lock, tasks using it)
+        self._holder = f"{os.getpid()}:{uuid.uuid4()}"  # this WritePath, as the store's lock table names it
 
     async def _io(self, fn: Any, *args: Any) -> Any:
         # Extraction's blocking work (embedding, store) runs on a pool of its own: on the shared default pool a
@@ -167,6 +182,41 @@ class WritePath:
         if self._executor is not None:
             self._executor.shutdown(wait=False)
             self._executor = None
+
+    # --- one decision at a time per scope ---------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _deciding(self, scope: Scope) -> AsyncIterator[None]:
+        """Hold the scope's decision lock: reading the candidates, deciding and writing happen for one turn of the
+        scope at a time, across tasks (an asyncio lock: waiting costs no thread) and processes (the store's lock
+        table), so two turns saying the same thing cannot both find nothing and both ADD. Other scopes never wait."""
+        key = "decide:" + "|".join(f"{k}={v}" for k, v in sorted(_search_scope(scope).as_dict().items()))
+        lock, users = self._deciding_here.get(key, (asyncio.Lock(), 0))
+        self._deciding_here[key] = (lock, users + 1)
+        try:
+            async with lock:
+                await self._take_store_lock(key)
+                try:
+                    yield
+                finally:
+                    await self._io(self.store.unlock, key, self._holder)
+        finally:
+            lock, users = self._deciding_here[key]
+            if users == 1:
+                del self._deciding_here[key]
+            else:
+                self._deciding_here[key] = (lock, users - 1)
+
+    async def _take_store_lock(self, key: str) -> None:
+        wait = LOCK_POLL_FIRST
+        deadline = time.monotonic() + self.settings.decision_lock_wait
+        while not await self._io(self.store.try_lock, key, self._holder,
+                                 utcnow() + timedelta(seconds=self.settings.decision_lock_lease)):
+            if time.monotonic() > deadline:
+                raise BackendUnavailable(f"another process has held the decision lock of {key} for over "
+                                         f"{self.settings.decision_lock_wait:g} s")
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, LOCK_POLL_MAX)
 
     # --- one turn --------------------------------------------------------------------------------------------
 
@@ -250,15 +300,24 @@ class WritePath:
             if not facts and not boost_here:
                 continue
             vectors = await self._embed([f.text for f in facts])
-            candidates, nearest = await self._candidates(turn.scope, facts, vectors)
-            flat = _unique_candidates(candidates)
-            if not flat and not boost_here:
-                decisions = [Decision(Event.ADD, f.text, fact=f) for f in facts]  # nothing to compare with
-            else:
-                decisions = await llm_memory.decide(
-                    self.llm, facts, flat, shown=shown if boost_here else (), reply=reply,
-                    custom_prompt=self.settings.custom_update_memory_prompt, timeout=timeout)
-            applied += await self._apply(turn, messages, decisions, facts, vectors, nearest)
+            for attempt in range(1, self.settings.decision_attempts + 1):
+                # The model decides outside the lock (it may take seconds); what it decided is applied only if the
+                # memories it was shown are still as they were, else it decides again (the last time, it stands).
+                async with self._deciding(turn.scope):
+                    candidates, nearest = await self._candidates(turn.scope, facts, vectors)
+                flat = _unique_candidates(candidates)
+                if not flat and not boost_here:
+                    decisions = [Decision(Event.ADD, f.text, fact=f) for f in facts]  # nothing to compare with
+                else:
+                    decisions = await llm_memory.decide(
+                        self.llm, facts, flat, shown=shown if boost_here else (), reply=reply,
+                        custom_prompt=self.settings.custom_update_memory_prompt, timeout=timeout)
+                async with self._deciding(turn.scope):
+                    now_seen, nearest = await self._candidates(turn.scope, facts, vectors)
+                    if _seen(now_seen) == _seen(candidates) or attempt == self.settings.decision_attempts:
+                        applied += await self._apply(turn, messages, decisions, facts, vectors, nearest)
+                        break
+                log.info("turn %s: memories changed while the LLM decided; deciding again", turn.id)
 
     async def _offline(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> list[_Applied]:
         chat = _chat(messages)
@@ -271,21 +330,23 @@ class WritePath:
         if self._agent_mode(turn, messages):
             facts += offline.extract_agent_facts(chat, turn.options.get("agent_name"))
         facts = facts[:self.settings.max_facts_per_turn]
-        decisions: list[Decision] = []
         vectors = np.zeros((0, 0), dtype=np.float32)
-        nearest: dict[str, float] = {}
         if facts:
-            vectors = await self._embed([f.text for f in facts])
-            candidates, nearest = await self._candidates(turn.scope, facts, vectors)
-            decisions = offline.decide_offline(facts, candidates)
-        shown, reply = await self._shown_memories(turn, messages)
-        if shown and reply:
-            reply_terms = set(query_terms(reply))
-            for candidate in shown:
-                terms = set(query_terms(candidate.text))
-                if terms and len(terms & reply_terms) >= max(1, len(terms) // 2):
-                    decisions.append(Decision(Event.BOOST, candidate.text, candidate.memory_id, reason="echoed"))
-        return await self._apply(turn, messages, decisions, facts, vectors, nearest)
+            vectors = await self._embed([f.text for f in facts])  # before the lock: it holds no other turn up
+        async with self._deciding(turn.scope):
+            decisions: list[Decision] = []
+            nearest: dict[str, float] = {}
+            if facts:
+                candidates, nearest = await self._candidates(turn.scope, facts, vectors)
+                decisions = offline.decide_offline(facts, candidates)
+            shown, reply = await self._shown_memories(turn, messages)
+            if shown and reply:
+                reply_terms = set(query_terms(reply))
+                for candidate in shown:
+                    terms = set(query_terms(candidate.text))
+                    if terms and len(terms & reply_terms) >= max(1, len(terms) // 2):
+                        decisions.append(Decision(Event.BOOST, candidate.text, candidate.memory_id, reason="echoed"))
+            return await self._apply(turn, messages, decisions, facts, vectors, nearest)
 
     def _forget_requested(self, turn: TurnRecord, message: StoredMessage, request: ForgetRequest) -> list[_Applied]:
         """Delete what the user asked to forget, only ever among their own memories: the memories made from their
@@ -440,7 +501,7 @@ class WritePath:
                 updated.importance = max(current.importance, fact.stored_importance)
                 updated.tags = _tags(fact)
                 updated.memory_type = fact.memory_type
-            updated.event_time = when
+            updated.event_time = event_time(decision.text, when)
             history = HistoryEvent(current.id, Event.UPDATE, current.content, updated.content,
                                    created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
             self.store.update(updated, vectors[decision.text], history, expected_version=current.version)
@@ -494,7 +555,7 @@ class WritePath:
             metadata=dict(options.get("metadata") or {}),
             provenance=refs,
             created_at=now,
-            event_time=when,
+            event_time=event_time(text, when),
             expiration_date=datetime.fromisoformat(expires) if expires else None,
         )
 
@@ -525,7 +586,7 @@ class WritePath:
             tags=["message", *(["covered"] if m.role in covering_roles else [])],
             metadata=dict(turn.options.get("metadata") or {}),
             provenance=[SourceRef(m.id, m.role, m.created_at, m.external_id)],
-            created_at=now, event_time=m.created_at,
+            created_at=now, event_time=event_time(m.content, m.created_at),
         ) for m in said]
         history = [HistoryEvent(r.id, Event.ADD, None, r.content, created_at=now, actor_id=r.actor_id, role=r.role)
                    for r in records]
@@ -544,11 +605,15 @@ class WritePath:
         if every <= 0:
             return
         key = "episode:" + "|".join(f"{k}={v}" for k, v in sorted(scope.as_dict().items()))
-        cursor = await self._io(self.store.get_state, key)
-        # Every turn asks; reading `every` rows answers "is one due?", the larger read happens only when it is.
-        if len(await self._io(self.store.list_messages, scope, every, cursor)) < every:
-            return
-        pending = await self._io(self.store.list_messages, scope, every * 4, cursor)
+        async with self._deciding(scope):
+            # The stretch is claimed (the cursor moved past it) under the scope's lock, so two turns finishing
+            # together write one summary, not two; the summary itself (maybe an LLM call) is written after.
+            cursor = await self._io(self.store.get_state, key)
+            # Every turn asks; reading `every` rows answers "is one due?", the larger read happens only when it is.
+            if len(await self._io(self.store.list_messages, scope, every, cursor)) < every:
+                return
+            pending = await self._io(self.store.list_messages, scope, every * 4, cursor)
+            await self._io(self.store.set_state, key, pending[-1].id)
         chat = _chat(pending)
         started = min(m.created_at for m in pending)
         summary = None
@@ -570,7 +635,13 @@ class WritePath:
         vector = await self._embed([summary])
         history = HistoryEvent(record.id, Event.ADD, None, summary, created_at=now, role="system")
         await self._io(self.store.insert, [record], vector, [history])
-        await self._io(self.store.set_state, key, pending[-1].id)
+
+
+def event_time(text: str, said_at: datetime) -> datetime:
+    """When what the text tells happened: a time it names (昨天, last Friday, 3月5号; core/temporal.py) resolved
+    against when it was said, else when it was said."""
+    named = resolve_event_time(text, said_at)
+    return named.start if named is not None else said_at
 
 
 def _tags(fact: Fact) -> list[str]:
@@ -588,6 +659,11 @@ def _importance(fact: Fact, text: str, nearest_similarity: float) -> float:
     score = importance_score(kinds=[fact.kind.value], text=text, confidence=EXTRACTION_CERTAINTY,
                              max_similarity=nearest_similarity)
     return on_seed_scale((score + min(max(fact.importance, 0.0), 1.0)) / 2)
+
+
+def _seen(groups: Sequence[Sequence[Candidate]]) -> frozenset[tuple[str, str]]:
+    """What a decision was made on: each candidate memory and its text."""
+    return frozenset((c.memory_id, c.text) for group in groups for c in group)
 
 
 def _unique_candidates(groups: Sequence[Sequence[Candidate]]) -> list[Candidate]:

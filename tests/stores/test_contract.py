@@ -283,3 +283,15 @@ def test_every_change_moves_the_version_on_and_a_stale_writer_is_refused(store: 
     store.soft_delete(a, "gone", HistoryEvent(a, Event.DELETE, now.content, None), datetime.now(UTC),
                       expected_version=3)
     assert store.get(a) is None
+
+
+def test_a_named_lock_has_one_holder_until_it_lets_go_or_its_lease_runs_out(store: MemoryStore) -> None:
+    later = datetime.now(UTC) + timedelta(minutes=1)
+    assert store.try_lock("decide:user_id=alice", "a", later)
+    assert not store.try_lock("decide:user_id=alice", "b", later)
+    assert store.try_lock("decide:user_id=bob", "b", later)  # another name: nobody waits
+    store.unlock("decide:user_id=alice", "b")  # not b's to release
+    assert not store.try_lock("decide:user_id=alice", "b", later)
+    store.unlock("decide:user_id=alice", "a")
+    assert store.try_lock("decide:user_id=alice", "b", datetime.now(UTC) - timedelta(seconds=1))  # lease over
+    assert store.try_lock("decide:user_id=alice", "c", later)  # a dead holder's lease does not hold anyone up

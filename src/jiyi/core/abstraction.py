@@ -90,7 +90,9 @@ def occurrence_days(records: Sequence[MemoryRecord]) -> int:
     """The days the activity happened on: a memory said again on another day was not written twice (the write path
     decides NONE and adds the message to its provenance), so its sources' dates count too."""
     days = {(r.event_time or r.created_at).date() for r in records}
-    days.update(ref.created_at.date() for r in records for ref in r.provenance if ref.created_at)
+    # A memory's first source is the message it was made from: its event time already stands for it (and may be an
+    # earlier day, "我昨晚去了…"). Later sources are the same thing said again, on their own days.
+    days.update(ref.created_at.date() for r in records for ref in r.provenance[1:] if ref.created_at)
     return len(days)
 
 

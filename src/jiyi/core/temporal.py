@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Literal
@@ -86,8 +86,9 @@ _EN_DAYPART = {"morning": "morning", "afternoon": "afternoon", "evening": "eveni
 # Chinese 要/会 are too common alone (重要, 开会), so they count only before a movement/action verb.
 _ZH_FUTURE = re.compile(r"打算|准备|计划|将要|将会|即将|预计|到时|就要|快要|要[去来回考做办搬见出飞开上走结参]|"
                         r"会[去来回到在]|想去|得去|约好")
-_EN_FUTURE = re.compile(r"\b(?:will|shall|won't|gonna|going\s+to|plan(?:s|ning|ned)?\s+to|about\s+to|"
-                        r"intend(?:s|ing)?\s+to|upcoming|looking\s+forward)\b|['’]ll\b", re.IGNORECASE)
+# "was going to" is a past plan (the event it mentions is usually past too), so it is not a future cue.
+_EN_FUTURE = re.compile(r"\b(?:will|shall|won't|gonna|(?<!was\s)(?<!were\s)going\s+to|plan(?:s|ning|ned)?\s+to|"
+                        r"about\s+to|intend(?:s|ing)?\s+to|upcoming|looking\s+forward)\b|['’]ll\b", re.IGNORECASE)
 
 
 class _Ctx:
@@ -180,17 +181,16 @@ class _Ctx:
     def month_no_year(self, month: int, phrase: str) -> EventTime | None:
         now = (self.today.year, self.today.month)
         if self.future:
-            year = now[0] if month >= now[1] else now[0] + 1
-        else:
-            year = now[0] if month <= now[1] else now[0] - 1
-        return self.month(year, month, phrase)
+            return self.month(now[0] if month >= now[1] else now[0] + 1, month, phrase)
+        return self.month(now[0] if month <= now[1] else now[0] - 1, month, phrase)
 
     def relative(self, n: int, unit: str, sign: int, phrase: str) -> EventTime | None:
         """n units before (sign −1) or after (+1) said_at, at the unit's granularity."""
         if n > _MAX_COUNT[unit]:
             return None
         if unit in ("minute", "hour"):
-            return self.moment(self.said_at + sign * timedelta(**{unit + "s": n}), phrase)
+            delta = timedelta(minutes=n) if unit == "minute" else timedelta(hours=n)
+            return self.moment(self.said_at + sign * delta, phrase)
         if unit == "day":
             return self.day(self.today + timedelta(days=sign * n), phrase)
         if unit == "week":
@@ -263,8 +263,8 @@ _ZH_ZHOU = r"周(?![围边到全年岁期遭折转旋密长刊报知游济身])"
 # 周一 in 下周一起 (together next week), 周三个人 (three people this week): the digit belongs to the next word.
 _ZH_WD = r"(?P<wd>[一二三四五六日天])(?![个次起直共样般同块位名本件条只十百])"
 _ZH_NUM = r"[零〇一二两三四五六七八九十\d]+"
-_ZH_NUM_BEHIND = r"(?<![零〇一二两三四五六七八九十\d几多])"
-_ZH_MONTH = r"(?P<m>\d{1,2}|十[一二]?|[一二三四五六七八九])月(?![光亮饼球薪经租嫂])份?"
+_ZH_NUM_BEHIND = r"(?<![零〇一二两三四五六七八九十\d几多个半])"  # 两三天, 十几天, 一个半小时: vague or not ours
+_ZH_MONTH = r"(?P<m>\d{1,2}|十[一二]?|[一二三四五六七八九])月(?![光亮饼球薪经租嫂怀])份?"  # 月光, 月饼, 十月怀胎
 _ZH_DAY = r"(?:(?P<d>\d{1,2}|[一二三四五六七八九十]{1,3})[日号])?"
 
 _ZH_DAYS = {"大前天": -3, "前天": -2, "前日": -2, "昨天": -1, "昨日": -1, "昨儿个": -1, "昨儿": -1, "今天": 0,
@@ -277,23 +277,25 @@ _ZH_UNITS = {"天": "day", "周": "week", "星期": "week", "礼拜": "week", "�
              "钟头": "hour", "分钟": "minute"}
 
 
-def _alternation(words: object) -> str:
-    return "|".join(sorted(map(re.escape, words), key=len, reverse=True))  # type: ignore[call-overload]
+def _alternation(words: Iterable[str]) -> str:
+    """Longest first, so that 大前天 is not read as 大 + 前天."""
+    return "|".join(sorted(map(re.escape, words), key=len, reverse=True))
 
 
-_ZH_DAY_RE = re.compile(r"(?<!先)(?P<w>" + _alternation([*_ZH_DAYS, *_ZH_DAYS_PART]) + ")")
+_ZH_DAY_RE = re.compile(r"(?<!先天)(?P<w>" + _alternation([*_ZH_DAYS, *_ZH_DAYS_PART]) + ")")
 _ZH_JUST_NOW_RE = re.compile(r"刚才|刚刚(?!好)|方才")
 # 前往 (go to), 前后 (around); 后来 (later on), 后面 — 前/后 glued to these is not "ago"/"later".
 _ZH_AGO_RE = re.compile(
-    _ZH_NUM_BEHIND + r"(?P<n>" + _ZH_NUM + r"|半)\s*(?:(?P<u>天|周|年|分钟)|个?(?P<u2>小时|钟头|星期|礼拜)|个(?P<u3>月))"
+    _ZH_NUM_BEHIND + r"(?P<n>" + _ZH_NUM + r"|半)\s*"
+    r"(?:(?P<u>天|周|年|分钟)|个?(?P<u2>小时|钟头|星期|礼拜)|个(?P<u3>月))"
     r"(?P<dir>以前|之前|前(?![往进夕后面边方途景台锋])|以后|之后|后(?![来面边方悔天者续期台]))")
 _ZH_WEEK_RE = re.compile(_ZH_REL_PREFIX + r"个?(?:" + _ZH_ZHOU + r"|星期|礼拜)(?:" + _ZH_WD + r"|(?P<end>末))?")
 _ZH_BARE_WEEKDAY_RE = re.compile(r"(?<![上下这本每个])(?:周|星期|礼拜)" + _ZH_WD)
 _ZH_MONTH_REL_RE = re.compile(_ZH_REL_PREFIX + r"个?月(?![光亮饼球薪经租嫂])" + _ZH_DAY)
-_ZH_YEAR_REL_RE = re.compile(r"(?P<rel>" + _alternation(_ZH_YEARS) + r")(?:" + _ZH_MONTH + _ZH_DAY + r")?")
+_ZH_YEAR_REL_RE = re.compile(r"(?<!年)(?P<rel>" + _alternation(_ZH_YEARS) + r")(?:" + _ZH_MONTH + _ZH_DAY + r")?")
 # 2019年 / 二〇一九年 / 2019年3月 / 2019年3月5日, and 23年3月 (two-digit years only with a month, else 工作了23年).
 _ZH_DATE_RE = re.compile(
-    r"(?<![零〇一二两三四五六七八九十\d])(?:(?P<y>\d{4}|[零〇一二三四五六七八九]{4})|(?P<yy>\d{2})(?=年\s*(?:\d{1,2}|十|[一二三四五六七八九])月))"
+    r"(?<![零〇一二两三四五六七八九十\d])(?:(?P<y>\d{4}|[零〇一二三四五六七八九]{4})|(?P<yy>\d{2})(?=年\s*(?:\d{1,2}|十[一二]?|[一二三四五六七八九])月))"
     r"年(?:\s*" + _ZH_MONTH + _ZH_DAY + r")?")
 _ZH_MONTH_RE = re.compile(r"(?<![零〇一二两三四五六七八九十\d上下这本个每])" + _ZH_MONTH + _ZH_DAY)
 _ISO_RE = re.compile(r"(?<![\d.\-/])(?P<y>\d{4})(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})(?![\d.\-/])")
@@ -392,32 +394,40 @@ _AMBIGUOUS_MONTHS = frozenset({"may", "march", "august"})
 _EN_UNIT = {"min": "minute", "minute": "minute", "hr": "hour", "hour": "hour", "day": "day", "week": "week",
             "month": "month", "year": "year"}
 
-_EN_NUM = r"(?P<n>\d{1,5}|a\s+couple\s+of|a\s+couple|couple\s+of|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_EN_NUM = (r"(?P<n>\d{1,5}|a\s+couple\s+of|a\s+couple|couple\s+of|an?|"
+           r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)")
 _EN_UNITS = r"(?P<u>minute|min|hour|hr|day|week|month|year)s?"
 _MONTH_ANY = r"(?P<mon>" + _alternation(_MONTH_NUMBER) + r")\b\.?"
 _MONTH_FULL = r"(?P<mon>" + _alternation(_MONTHS_FULL) + r")\b"
-_DAY_NUM = r"(?P<d>\d{1,2})(?P<ord>st|nd|rd|th)?\b"
+_DAY_NUM = r"(?<![:.\d/-])(?P<d>\d{1,2})(?P<ord>st|nd|rd|th)?\b"  # not the 30 of 10:30
 # "May 3 people came", "March 5 times": a number that counts something is not a day of the month.
-_NOT_A_DAY = r"(?![:.]\d)(?!\s*(?:%|percent|am\b|pm\b|a\.m|p\.m|o'clock|people|persons|times|hours?|minutes?|days|weeks|months|years|miles|km|kg|pounds|dollars|bucks|euros|of\s+(?:us|them|you|my|our|the)))"
+_NOT_A_DAY = (r"(?![:.]\d)(?!\s*(?:%|percent|am\b|pm\b|a\.m|p\.m|o'clock|people|persons|times|hours?|minutes?|"
+              r"days|weeks|months|years|miles|km|kg|pounds|dollars|bucks|euros|of\s+(?:us|them|you|my|our|the)))")
 _YEAR_TAIL = r"(?:,?\s+(?:of\s+)?(?P<y>\d{4})\b)?"
 
 _EN_DAY_RE = re.compile(r"\b(?P<w>the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|"
                         r"tomorrow|tonight|last\s+night|this\s+(?:morning|afternoon|evening)|earlier\s+today|"
                         r"later\s+today)\b(?!-)", _I)
-_EN_JUST_NOW_RE = re.compile(r"\bjust\s+now\b|\bmoments?\s+ago\b|\ba\s+(?:moment|minute|few\s+minutes|little\s+while)\s+ago\b", _I)
-_EN_AGO_RE = re.compile(r"\b" + _EN_NUM + r"\s+" + _EN_UNITS + r"\s+(?P<dir>ago|from\s+now)\b|\b(?P<half>half\s+an\s+hour\s+ago)\b", _I)
+_EN_JUST_NOW_RE = re.compile(r"\bjust\s+now\b|\bmoments?\s+ago\b|"
+                             r"\ba\s+(?:moment|minute|few\s+minutes|little\s+while)\s+ago\b", _I)
+_EN_AGO_RE = re.compile(r"\b" + _EN_NUM + r"\s+" + _EN_UNITS + r"\s+(?P<dir>ago|from\s+now)\b|"
+                        r"\b(?P<half>half\s+an\s+hour\s+ago)\b", _I)
 _EN_IN_RE = re.compile(r"\bin\s+" + _EN_NUM + r"\s+" + _EN_UNITS + r"\b(?!-)(?!\s+(?:ago|time|a\s+row|total))", _I)
 _EN_REL_RE = re.compile(r"\b(?P<rel>this\s+past|this\s+coming|last|this|next)\s+(?P<u>week|month|year|weekend)\b(?!-)|"
                         r"\bthe\s+(?P<u2>week|month|year)\s+(?P<ba>before\s+last|after\s+next)\b", _I)
 _EN_WEEKEND_RE = re.compile(r"\b(?:over|on|at|during)\s+the\s+weekend\b", _I)
 _EN_WEEKDAY_RE = re.compile(r"\b(?:(?P<rel>last|this\s+past|this\s+coming|this|next|coming|on)\s+)?"
                             r"(?P<wd>" + "|".join(_EN_WEEKDAYS) + r")\b(?!-)", _I)
-_EN_MONTH_DAY_RE = re.compile(r"\b" + _MONTH_ANY + r"\s*(?:the\s+)?" + _DAY_NUM + _NOT_A_DAY + _YEAR_TAIL, _I)
-_EN_DAY_MONTH_RE = re.compile(r"\b(?:the\s+)?" + _DAY_NUM + r"\s+(?:of\s+)?" + _MONTH_ANY + _YEAR_TAIL, _I)
+# "on Tuesday, March 3rd": the weekday is part of the date, not a phrase of its own that would win as leftmost.
+_WEEKDAY_LEAD = r"(?:(?:on\s+)?(?:" + "|".join(_EN_WEEKDAYS) + r"),?\s+)?"
+_EN_MONTH_DAY_RE = re.compile(r"\b" + _WEEKDAY_LEAD + _MONTH_ANY + r"\s+(?:the\s+)?" + _DAY_NUM + _NOT_A_DAY
+                              + _YEAR_TAIL, _I)
+_EN_DAY_MONTH_RE = re.compile(r"\b" + _WEEKDAY_LEAD + r"(?:the\s+)?" + _DAY_NUM + r"\s+(?:of\s+)?" + _MONTH_ANY
+                              + _YEAR_TAIL, _I)
 _EN_MONTH_YEAR_RE = re.compile(r"\b" + _MONTH_ANY + r",?\s+(?:of\s+)?(?P<y>\d{4})\b", _I)
 _EN_PREP_MONTH_RE = re.compile(r"\b(?P<rel>in|during|last|this|next|early|late|mid)(?:\s+|-)"
                                r"(?:(?:early|late|mid)(?:\s+|-))?" + _MONTH_FULL + r"(?!-)" + _YEAR_TAIL, _I)
-_EN_YEAR_RE = re.compile(r"\b(?:in|during)\s+(?:(?:early|late|mid)(?:\s+|-))?(?P<y>\d{4})\b(?![-–]\d)", _I)
+_EN_YEAR_RE = re.compile(r"\b(?:in|during)\s+(?:(?:early|late|mid)(?:\s+|-))?(?P<y>\d{4})\b(?![-–/.]\d)", _I)
 
 
 def _en_day(m: re.Match[str], ctx: _Ctx) -> EventTime | None:
@@ -452,8 +462,8 @@ def _en_rel(m: re.Match[str], ctx: _Ctx) -> EventTime | None:
         unit = m["u"].lower()
         rel = " ".join(m["rel"].lower().split())
         k = {"last": -1, "this past": -1, "this": 0, "next": 1, "this coming": 1}[rel]
-        if rel == "this coming" and unit != "weekend":
-            k = 0
+        if rel == "this coming" and unit == "weekend" and ctx.today.weekday() < 5:
+            k = 0  # said on a weekday, the coming weekend is this week's
     if unit == "weekend":
         return ctx.weekend(k, m[0])
     if unit == "week":
@@ -484,15 +494,13 @@ def _en_weekday(m: re.Match[str], ctx: _Ctx) -> EventTime | None:
     return ctx.day(d, m[0])
 
 
-def _month_ok(name: str, *, day_with_ordinal: bool, year: bool, day: bool) -> bool:
-    """May/March/August are words too: lower-case they need an ordinal day or a year; capitalised, any anchor."""
-    if name.lower() not in _AMBIGUOUS_MONTHS or name[0].isupper():
-        return day or year
-    return day_with_ordinal or year
+def _month_ok(name: str, *, ordinal: bool, year: bool) -> bool:
+    """May/March/August are words too: lower-case next to a bare number ("may 5") they are not a date."""
+    return name.lower() not in _AMBIGUOUS_MONTHS or name[0].isupper() or ordinal or year
 
 
 def _en_month_day(m: re.Match[str], ctx: _Ctx) -> EventTime | None:
-    if not _month_ok(m["mon"], day_with_ordinal=bool(m["ord"]), year=bool(m["y"]), day=True):
+    if not _month_ok(m["mon"], ordinal=bool(m["ord"]), year=bool(m["y"])):
         return None
     year = int(m["y"]) if m["y"] else None
     return ctx.month_day(year, _MONTH_NUMBER[m["mon"].lower()], int(m["d"]), m[0])
@@ -543,11 +551,16 @@ _DAYPART_AFTER = re.compile(r"\s*的?\s*(?P<zh>" + _alternation(_ZH_DAYPART) + r
                             r"\s+(?:in\s+the\s+)?(?P<en>morning|afternoon|evening|night)\b", _I)
 
 
+def _stream(rule: int, text: str) -> Iterator[tuple[int, int, int, re.Match[str]]]:
+    for m in _RULES[rule][0].finditer(text):
+        yield m.start(), m.start() - m.end(), rule, m
+
+
 def _candidates(text: str) -> Iterator[tuple[int, int, int, re.Match[str]]]:
-    """Every rule's matches, leftmost first, longest first at the same position (lazy k-way merge)."""
-    streams = [((m.start(), -(m.end() - m.start()), i, m) for m in pattern.finditer(text))
-               for i, (pattern, _) in enumerate(_RULES)]
-    return heapq.merge(*streams)
+    """Every rule's matches, leftmost first, longest first at the same position (lazy k-way merge).
+
+    Ties never reach the Match objects: a rule's own matches never share a start, and rules differ in index."""
+    return heapq.merge(*(_stream(rule, text) for rule in range(len(_RULES))))
 
 
 def resolve_event_time(text: str, said_at: datetime) -> EventTime | None:
@@ -579,8 +592,7 @@ def _with_daypart(event: EventTime, ctx: _Ctx, end: int) -> EventTime:
     if m is None:
         return event
     part = _ZH_DAYPART[m["zh"]] if m["zh"] else _EN_DAYPART[m["en"].lower()]
-    narrowed = ctx.day(event.start.date(), event.phrase + m[0], part)
-    return narrowed
+    return ctx.day(event.start.date(), event.phrase + m[0], part)
 
 
 def describe(event: EventTime, *, chinese: bool) -> str:

@@ -38,6 +38,15 @@ class MemoryStore(Protocol):
     def insert(self, records: Sequence[MemoryRecord], vectors: np.ndarray, history: Sequence[HistoryEvent]) -> None:
         ...
 
+    def try_lock(self, name: str, holder: str, until: datetime) -> bool:
+        """Take the named lock for `holder` until `until` (wall-clock UTC) if no one else holds it, or the holder's
+        lease has run out; across every process on the store. True when taken. Never waits."""
+        ...
+
+    def unlock(self, name: str, holder: str) -> None:
+        """Let go of a lock `holder` took; nothing if it does not hold it (its lease ran out and another took it)."""
+        ...
+
     def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None, *,
                expected_version: int | None = None) -> None:
         """Replace a live record's fields (and its vector when given); the stored version moves on by one and

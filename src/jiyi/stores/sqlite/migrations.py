@@ -150,6 +150,14 @@ def m010_memory_versions(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE memories ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
 
 
+
+@migration
+def m011_locks(db: sqlite3.Connection) -> None:
+    # Named locks with a lease, for work that must run one at a time across processes (the write path's decisions
+    # for one scope): a holder that dies lets go when its lease runs out.
+    db.execute("CREATE TABLE locks (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at TEXT NOT NULL)")
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

@@ -638,6 +638,18 @@ class SqliteStore:
             rows = self._db.execute("SELECT status, COUNT(*) FROM turns GROUP BY status").fetchall()
         return {row[0]: row[1] for row in rows}
 
+    def try_lock(self, name: str, holder: str, until: datetime) -> bool:
+        now = format_datetime(datetime.now(UTC))
+        with self._write() as db:
+            db.execute("DELETE FROM locks WHERE name = ? AND expires_at < ?", (name, now))
+            taken = db.execute("INSERT OR IGNORE INTO locks (name, holder, expires_at) VALUES (?, ?, ?)",
+                               (name, holder, format_datetime(until))).rowcount
+        return taken == 1
+
+    def unlock(self, name: str, holder: str) -> None:
+        with self._write() as db:
+            db.execute("DELETE FROM locks WHERE name = ? AND holder = ?", (name, holder))
+
     def get_state(self, key: str) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()

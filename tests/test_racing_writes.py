@@ -1,0 +1,54 @@
+"""Writes that race (issue 19): the write path's read → decide → write runs for one turn of a scope at a time, in
+one process and across processes, and never makes another user wait."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from pathlib import Path
+
+from jiyi import AsyncMemory, build_embedder, build_store
+from jiyi.records import utcnow
+
+
+def facts(memory: AsyncMemory, user_id: str) -> list[dict[str, object]]:
+    return asyncio.run(memory.get_all(user_id=user_id, limit=1000))["results"]  # type: ignore[no-any-return]
+
+
+def test_twenty_identical_adds_at_once_store_one_memory(tmp_path: Path) -> None:
+    memory = AsyncMemory(build_store(f"sqlite:///{tmp_path / 'race.db'}"), build_embedder("hashing"))
+
+    async def race() -> list[dict[str, object]]:
+        return await asyncio.gather(*(memory.add("我对花生过敏", user_id="u") for _ in range(20)))
+
+    answers = asyncio.run(race())
+    events = sorted(str(r["event"]) for answer in answers for r in answer["results"])
+    assert events == ["ADD"], events  # the other 19 were NONE, which add() does not report (as in mem0)
+    stored = facts(memory, "u")
+    assert [m["memory"] for m in stored] == ["用户对花生过敏"]
+    listed = asyncio.run(memory.get_all(user_id="u", include_messages=True, limit=1000))["results"]
+    assert sum(m["category"] == "message" for m in listed) == 20  # every message is still kept
+    asyncio.run(memory.close())
+
+
+def test_a_scope_waiting_for_its_lock_holds_up_no_other_user(tmp_path: Path) -> None:
+    """Another process holds alice's decision lock: alice's add waits for it, bob's goes through at once, and alice's
+    completes as soon as the lock is let go."""
+    path = f"sqlite:///{tmp_path / 'locks.db'}"
+    memory = AsyncMemory(build_store(path), build_embedder("hashing"))
+    other_process = build_store(path)
+    assert other_process.try_lock("decide:user_id=alice", "elsewhere", utcnow() + timedelta(minutes=1))
+
+    async def scenario() -> None:
+        alice = asyncio.create_task(memory.add("我住在成都", user_id="alice"))
+        bob = await asyncio.wait_for(memory.add("我住在杭州", user_id="bob"), timeout=10)
+        assert [r["event"] for r in bob["results"]] == ["ADD"]
+        await asyncio.sleep(0.3)
+        assert not alice.done()  # still waiting for the other process
+        other_process.unlock("decide:user_id=alice", "elsewhere")
+        done = await asyncio.wait_for(alice, timeout=10)
+        assert [r["event"] for r in done["results"]] == ["ADD"]
+
+    asyncio.run(scenario())
+    other_process.close()
+    asyncio.run(memory.close())
