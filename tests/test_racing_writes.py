@@ -7,6 +7,8 @@ import asyncio
 from datetime import timedelta
 from pathlib import Path
 
+import httpx
+
 from jiyi import AsyncMemory, build_embedder, build_store
 from jiyi.records import utcnow
 
@@ -51,4 +53,37 @@ def test_a_scope_waiting_for_its_lock_holds_up_no_other_user(tmp_path: Path) -> 
 
     asyncio.run(scenario())
     other_process.close()
+    asyncio.run(memory.close())
+
+
+def test_an_add_sent_again_with_its_idempotency_key_stores_once_and_answers_the_same(client: httpx.Client) -> None:
+    body = {"messages": [{"role": "user", "content": "I live in Lyon"}], "user_id": "alice", "infer": False}
+    first = client.post("/memories", json=body, headers={"Idempotency-Key": "turn-17"})
+    again = client.post("/memories", json=body, headers={"Idempotency-Key": "turn-17"})
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    in_body = client.post("/memories", json={**body, "idempotency_key": "turn-17"})
+    assert in_body.json() == first.json()
+    assert len(client.get("/memories", params={"user_id": "alice"}).json()["results"]) == 1
+    # Another owner's key of the same name is another request.
+    other = client.post("/memories", json={**body, "user_id": "bob"}, headers={"Idempotency-Key": "turn-17"})
+    assert other.json()["results"][0]["id"] != first.json()["results"][0]["id"]
+    # The same key for another request is a client's mistake, said as such; nothing is stored.
+    changed = client.post("/memories", json={**body, "messages": [{"role": "user", "content": "I live in Nice"}]},
+                          headers={"Idempotency-Key": "turn-17"})
+    assert changed.status_code == 409 and "another request" in changed.json()["detail"]
+    clash = client.post("/memories", json={**body, "idempotency_key": "a"}, headers={"Idempotency-Key": "b"})
+    assert clash.status_code == 400
+
+
+def test_concurrent_retries_with_one_key_store_once(tmp_path: Path) -> None:
+    memory = AsyncMemory(build_store(f"sqlite:///{tmp_path / 'idem.db'}"), build_embedder("hashing"))
+
+    async def retries() -> list[dict[str, object]]:
+        return await asyncio.gather(*(memory.add("I live in Lyon", user_id="u", infer=False,
+                                                 idempotency_key="once") for _ in range(10)))
+
+    answers = asyncio.run(retries())
+    assert all(a == answers[0] for a in answers)
+    assert len(facts(memory, "u")) == 1
     asyncio.run(memory.close())

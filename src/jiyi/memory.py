@@ -8,7 +8,10 @@ works inside programs that already run an event loop.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import threading
+import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -83,6 +86,18 @@ def _mentions_category(filters: Any) -> bool:
 # writer's change landed, so the writers as a whole always progress; 64 concurrent updates of one memory needed at most
 # a few dozen attempts each.
 CAS_ATTEMPTS = 200
+
+
+# An idempotency key is remembered this long (a client's retries come within minutes; a day is generous), and a retry
+# waits this long for the first request with its key to finish.
+IDEMPOTENCY_KEPT = timedelta(days=1)
+IDEMPOTENT_WAIT_SECONDS = 120.0
+
+
+def _request_key(scope: Scope, key: str) -> str:
+    """The stored key: the owner's ids and the caller's key, hashed, so owners never share or probe each other's."""
+    owner = json.dumps([scope.user_id, scope.agent_id, scope.run_id, key], ensure_ascii=False)
+    return hashlib.sha256(owner.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _limit(value: Any, default: int, name: str) -> int:
@@ -184,6 +199,7 @@ class AsyncMemory:
         filters: dict[str, Any] | None = None,
         async_mode: bool = False,
         injected_memory_ids: list[str] | None = None,
+        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Store a chat turn and remember what is worth remembering in it.
 
@@ -192,9 +208,21 @@ class AsyncMemory:
         poll (`get_event`); a worker (the server runs one) does the rest. `injected_memory_ids`: the memories the
         assistant was given for this reply; those that shaped it gain importance (BOOST).
         infer=False: every non-system message becomes a memory as it is, as in mem0; a reply's vector is made with
-        the other party's message before it (see core.messages.in_conversation)."""
+        the other party's message before it (see core.messages.in_conversation).
+
+        `idempotency_key`: the caller's key for this add (HTTP: the Idempotency-Key header). An add sent again with
+        the same key by the same owner within a day stores nothing and answers what the first one answered (a retry
+        overlapping the original waits for it)."""
         scope, _ = merge_scope(Scope(user_id, agent_id, run_id), filters)
         scope.require()
+        if idempotency_key is not None:
+            if not isinstance(idempotency_key, str) or not idempotency_key.strip() or len(idempotency_key) > 256:
+                raise InvalidInput("idempotency_key must be a non-empty string of at most 256 characters")
+            request = dict(messages=messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
+                           infer=infer, memory_type=memory_type, prompt=prompt, timestamp=timestamp,
+                           expiration_date=expiration_date, filters=filters, async_mode=async_mode,
+                           injected_memory_ids=injected_memory_ids)
+            return await self._add_once(_request_key(scope, idempotency_key), request)
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInput("metadata must be an object")
         check_json_value(metadata, "metadata")
@@ -235,6 +263,31 @@ class AsyncMemory:
             self._release_unfinished([turn], {turn.id: 0})
             raise
         return {"results": [r for r in turn.results if r["event"] in _REPORTED_EVENTS], "event_id": turn.id}
+
+    async def _add_once(self, key: str, request: dict[str, Any]) -> dict[str, Any]:
+        deadline = time.monotonic() + IDEMPOTENT_WAIT_SECONDS
+        asked = hashlib.sha256(json.dumps(request, ensure_ascii=False, sort_keys=True, default=str)
+                               .encode("utf-8", "surrogatepass")).hexdigest()
+        while True:
+            claimed, answer = await self._run(self.store.claim_request, key, self.clock(), IDEMPOTENCY_KEPT)
+            if claimed:
+                break
+            if answer is not None:
+                stored = json.loads(answer)
+                if stored["request"] != asked:
+                    raise Conflict("this idempotency key was used for another request; use a new key per add")
+                return dict(stored["answer"])
+            if time.monotonic() > deadline:
+                raise Conflict("a request with this idempotency key is still being processed; retry later")
+            await asyncio.sleep(0.05)  # the first request with this key is running: answer what it answers
+        try:
+            result = await self.add(**request)
+        except BaseException:
+            await asyncio.shield(self._run(self.store.finish_request, key, None))  # a retry may run it again
+            raise
+        await self._run(self.store.finish_request, key,
+                        json.dumps({"request": asked, "answer": result}, ensure_ascii=False))
+        return result
 
     async def get_event(self, event_id: str) -> dict[str, Any]:
         """The state of a turn's extraction: status, attempts, results (every event, NONE and BOOST included)."""

@@ -54,6 +54,8 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8888
     admin_api_key: str | None = Field(None, description="when set, admin routes (/configure, /reset) need it")
+    insecure: bool = Field(False, description="serve on an address other than loopback with no keys at all "
+                                              "(anyone who can reach it may read, change or reset every memory)")
     api_keys: dict[str, str] = Field(
         default_factory=dict, description='user keys, JSON {"key": "user_id"}: each key may access one user only'
     )

@@ -112,3 +112,38 @@ def test_maintain(tmp_path: Path) -> None:
     stats = json.loads(run(tmp_path, "maintain").stdout)
     assert stats["users"] == 2 and stats["processed"] == 4 and stats["merged"] == 2
     assert json.loads(run(tmp_path, "maintain", "--user-id", "alice").stdout)["processed"] == 1
+
+
+def wait_for_health(proc: subprocess.Popen[str], port: int) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+            return
+        except httpx.TransportError:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.10", "jiyi.example.com"])
+def test_serve_refuses_an_open_address_without_keys(tmp_path: Path, host: str) -> None:
+    refused = run(tmp_path, "serve", "--host", host, "--port", str(free_port()), check=False)
+    assert refused.returncode == 2
+    assert all(words in refused.stderr for words in ("refusing to serve", "--insecure", "JIYI_API_KEYS"))
+
+
+@pytest.mark.parametrize("how", [["--insecure"], ["env:JIYI_INSECURE=1"], ["env:JIYI_ADMIN_API_KEY=s3cret"],
+                                 ["env:JIYI_API_KEYS={\"k1\": \"alice\"}"]])
+def test_serve_on_an_open_address_with_keys_or_insecure(tmp_path: Path, how: list[str]) -> None:
+    port = free_port()
+    flags = [h for h in how if not h.startswith("env:")]
+    extra = dict(h[4:].split("=", 1) for h in how if h.startswith("env:"))
+    environment = {**os.environ, "JIYI_HOME": str(tmp_path), "JIYI_EMBEDDER": "hashing", **extra}
+    proc = subprocess.Popen([sys.executable, "-m", "jiyi", "serve", "--host", "0.0.0.0", "--port", str(port),
+                             *flags], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_health(proc, port)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -295,3 +295,16 @@ def test_a_named_lock_has_one_holder_until_it_lets_go_or_its_lease_runs_out(stor
     store.unlock("decide:user_id=alice", "a")
     assert store.try_lock("decide:user_id=alice", "b", datetime.now(UTC) - timedelta(seconds=1))  # lease over
     assert store.try_lock("decide:user_id=alice", "c", later)  # a dead holder's lease does not hold anyone up
+
+
+def test_an_idempotency_key_is_claimed_once_then_answers_what_the_first_request_stored(store: MemoryStore) -> None:
+    now = datetime.now(UTC)
+    day = timedelta(days=1)
+    assert store.claim_request("k1", now, day) == (True, None)
+    assert store.claim_request("k1", now, day) == (False, None)  # the first request still runs
+    store.finish_request("k1", '{"results": []}')
+    assert store.claim_request("k1", now, day) == (False, '{"results": []}')
+    assert store.claim_request("k2", now, day) == (True, None)
+    store.finish_request("k2", None)  # it failed: a retry may run it
+    assert store.claim_request("k2", now, day) == (True, None)
+    assert store.claim_request("k1", now + 2 * day, day) == (True, None)  # forgotten after `keep`

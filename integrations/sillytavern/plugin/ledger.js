@@ -203,6 +203,9 @@ export class TurnLedger {
                 infer: true,
                 // jiyi answers as soon as the turn is stored; extraction (maybe an LLM call) runs in its worker.
                 async_mode: true,
+                // A retry of this write (a sync that timed out after jiyi stored it) stores nothing twice; a new
+                // reply to the same message is another turn (another hash).
+                idempotency_key: `${stTurn}:${turn.hash}`,
             });
             recorded.eventId = answer?.event_id ?? null;
             return recorded;

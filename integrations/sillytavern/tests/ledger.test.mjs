@@ -28,6 +28,7 @@ class FakeJiyi {
 
     async add(body) {
         this.#check('add');
+        this.bodies = [...(this.bodies ?? []), body];
         const id = `m${this.next++}`;
         const user = body.messages.find(m => m.role === 'user');
         const text = `fact: ${user.content}`;
@@ -103,6 +104,8 @@ test('the latest turn is written once, with its keys', async () => {
         st_reply_hash: replyHash('我对海鲜过敏', '好的，记住了'),
     });
     assert.equal(memory.run_id, 'Sera - chat1');
+    // A retry of the same write is an add jiyi answers once (Idempotency): the key is the turn's and its reply's.
+    assert.equal(jiyi.bodies[0].idempotency_key, `Sera - chat1#1:${replyHash('我对海鲜过敏', '好的，记住了')}`);
 });
 
 test('a save after the user message alone writes nothing new', async () => {

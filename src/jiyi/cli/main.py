@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import logging
 import os
@@ -28,6 +29,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["host"] = args.host
     if getattr(args, "port", None):
         overrides["port"] = args.port
+    if getattr(args, "insecure", False):
+        overrides["insecure"] = True
     return Settings(**overrides)
 
 
@@ -54,6 +57,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from jiyi.wiring import redact
 
     settings = _settings(args)
+    if not (_loopback(settings.host) or settings.admin_api_key or settings.api_keys or settings.insecure):
+        # Without keys every route is open: /reset and DELETE /memories to anyone who can reach the address.
+        print(f"jiyi: refusing to serve on {settings.host} with no keys: anyone who can reach it could read, change "
+              "and reset every memory. Set JIYI_ADMIN_API_KEY (admin routes) and JIYI_API_KEYS (one key per user), "
+              "or pass --insecure (JIYI_INSECURE=1) if the network itself is trusted.", file=sys.stderr)
+        return 2
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     memory = AsyncMemory.from_config(settings.to_config())
     app = create_app(memory, admin_api_key=settings.admin_api_key, user_api_keys=settings.api_keys,
@@ -70,6 +79,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # After the grace, the lifespan shutdown (worker, scheduler, store; bounded in server/app.py) gets this long before
 # the process exits anyway.
 SHUTDOWN_MARGIN = 2.0
+
+
+def _loopback(host: str) -> bool:
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
 
 
 def _serve_until_stopped(server: Any, deadline: float) -> None:
@@ -218,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", parents=[common], help="run the REST server (mem0-compatible)")
     p.add_argument("--host", help="default 127.0.0.1 (env JIYI_HOST)")
     p.add_argument("--port", type=int, help="default 8888 (env JIYI_PORT)")
+    p.add_argument("--insecure", action="store_true",
+                   help="allow a non-loopback --host with no API keys (env JIYI_INSECURE=1); only on a trusted network")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("add", parents=[common, scoped], help="store text as memories (or extract facts: --infer)")

@@ -137,9 +137,14 @@ async def get_configuration(m: MemoryDep) -> dict[str, Any]:
 @router.post("/memories", tags=["memories"], responses={
     202: {"description": "async_mode: the turn is stored; poll GET /events/{event_id}"}, **NOT_FOUND})
 async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits,
-                     response: Response) -> dict[str, Any]:
+                     response: Response,
+                     idempotency_key: Annotated[str | None, Header(max_length=256, description=(
+                         "a key of the client's for this add: sent again with the same key (a retry), the add "
+                         "stores nothing and answers what the first one answered"))] = None) -> dict[str, Any]:
     """Sync (default): answers with the ADD / UPDATE / DELETE events. `async_mode`: answers 202 once the turn is
     stored, with an `event_id` to poll at GET /events/{event_id}."""
+    if idempotency_key and body.idempotency_key and idempotency_key != body.idempotency_key:
+        raise InvalidInput("the Idempotency-Key header and idempotency_key name different keys; give one")
     cap.check_messages(body.messages)
     cap.check_metadata(body.metadata)
     cap.check_query(body.prompt, "prompt")
@@ -152,6 +157,7 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
         infer=body.infer, memory_type=body.memory_type, prompt=body.prompt,
         expiration_date=body.expiration_date, timestamp=body.timestamp,
         async_mode=body.async_mode and body.infer, injected_memory_ids=body.injected_memory_ids,
+        idempotency_key=idempotency_key or body.idempotency_key,
     )
     mx.add_latency.observe(time.perf_counter() - started)
     if result.get("status") == "PENDING":

@@ -37,6 +37,8 @@ class MemoryCreate(_Body):
     expiration_date: str | None = Field(None, description="YYYY-MM-DD; the memory is hidden after it")
     timestamp: str | float | None = Field(None, description="time of the turn (ISO 8601 or Unix seconds)")
     async_mode: bool = Field(False, description="answer once the turn is stored; poll GET /events/{event_id}")
+    idempotency_key: str | None = Field(None, max_length=256, description="the same as an Idempotency-Key header: "
+                                        "an add sent again with the same key stores nothing and answers as the first")
     injected_memory_ids: list[str] | None = Field(
         None, description="ids of the memories given to the assistant for this reply; those that shaped it gain "
                           "importance")

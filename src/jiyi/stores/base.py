@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -45,6 +45,15 @@ class MemoryStore(Protocol):
 
     def unlock(self, name: str, holder: str) -> None:
         """Let go of a lock `holder` took; nothing if it does not hold it (its lease ran out and another took it)."""
+        ...
+
+    def claim_request(self, key: str, now: datetime, keep: timedelta) -> tuple[bool, str | None]:
+        """Claim an idempotency key: (True, None) when no request holds it (now this one does), else (False, the
+        first request's stored answer, or None while it still runs). Keys older than `keep` are forgotten first."""
+        ...
+
+    def finish_request(self, key: str, response: str | None) -> None:
+        """Store the claimed key's answer; None lets the key go (the request failed: a retry may run it)."""
         ...
 
     def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None, *,

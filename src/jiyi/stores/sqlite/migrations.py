@@ -158,6 +158,14 @@ def m011_locks(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE locks (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at TEXT NOT NULL)")
 
 
+
+@migration
+def m012_requests(db: sqlite3.Connection) -> None:
+    # Idempotent adds: a request key claimed once (response NULL while its first request runs), then its answer.
+    db.execute("CREATE TABLE requests (key TEXT PRIMARY KEY, response TEXT, created_at TEXT NOT NULL)")
+    db.execute("CREATE INDEX requests_created ON requests(created_at)")
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -649,6 +649,22 @@ class SqliteStore:
     def unlock(self, name: str, holder: str) -> None:
         with self._write() as db:
             db.execute("DELETE FROM locks WHERE name = ? AND holder = ?", (name, holder))
+
+    def claim_request(self, key: str, now: datetime, keep: timedelta) -> tuple[bool, str | None]:
+        with self._write() as db:
+            db.execute("DELETE FROM requests WHERE created_at < ?", (format_datetime(now - keep),))
+            if db.execute("INSERT OR IGNORE INTO requests (key, response, created_at) VALUES (?, NULL, ?)",
+                          (key, format_datetime(now))).rowcount == 1:
+                return True, None
+            row = db.execute("SELECT response FROM requests WHERE key = ?", (key,)).fetchone()
+        return False, row[0] if row else None
+
+    def finish_request(self, key: str, response: str | None) -> None:
+        with self._write() as db:
+            if response is None:
+                db.execute("DELETE FROM requests WHERE key = ?", (key,))
+            else:
+                db.execute("UPDATE requests SET response = ? WHERE key = ?", (response, key))
 
     def get_state(self, key: str) -> str | None:
         with self._lock:
