@@ -110,11 +110,12 @@ class StoreWatch:
                 self.counts[(self.phase, record.category.value)] += 1
             return insert(records, vectors, history)
 
-        def noted_soft_delete(memory_id: str, reason: str, history: Any, when: datetime) -> None:
+        def noted_soft_delete(memory_id: str, reason: str, history: Any, when: datetime, **options: Any) -> None:
             record = store.get(memory_id)
+            result = soft_delete(memory_id, reason, history, when, **options)  # may refuse (a stale version)
             if record is not None:
                 self.deleted[record.scope.user_id or ""].append((record.content, reason))
-            return soft_delete(memory_id, reason, history, when)
+            return result
 
         store.insert = counted_insert  # type: ignore[method-assign]
         store.soft_delete = noted_soft_delete  # type: ignore[method-assign]

@@ -117,3 +117,32 @@ def test_64_concurrent_updates_of_one_memory_through_two_servers_chain_in_histor
     for server in (first, second):
         status, _ = server.terminate()
         assert status == 0
+
+
+def test_twenty_identical_adds_through_two_servers_store_one_memory(serve: StartServer) -> None:
+    """The write path decides one turn of a user at a time across processes (the store's lock table): the first add
+    stores the fact, the 19 others find it and change nothing."""
+    first = serve()
+    second = serve(db=first.db)
+    body = {"messages": [{"role": "user", "content": "我对花生过敏"}], "user_id": "alice"}
+    statuses: Counter[int] = Counter()
+
+    async def send(server: ServerProcess) -> None:
+        async with server.async_client(timeout=60) as http:
+            answers = await asyncio.gather(*(http.post("/memories", json=body) for _ in range(10)))
+            statuses.update(a.status_code for a in answers)
+
+    async def both() -> None:
+        await asyncio.gather(send(first), send(second))
+
+    asyncio.run(both())
+    assert statuses == {200: 20}, statuses
+    for server in (first, second):
+        with server.client() as client:
+            listed = client.get("/memories", params={"user_id": "alice"}).json()["results"]
+            assert [m["memory"] for m in listed] == ["用户对花生过敏"]
+            kept = client.get("/memories", params={"user_id": "alice", "include_messages": "true"}).json()
+            assert sum(m["category"] == "message" for m in kept["results"]) == 20  # every message is kept
+    for server in (first, second):
+        status, _ = server.terminate()
+        assert status == 0
