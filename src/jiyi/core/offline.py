@@ -19,7 +19,7 @@ from functools import lru_cache
 from jiyi.core import rules_en, rules_zh
 from jiyi.core.facts import Candidate, Decision, Fact, FactKind, is_chinese
 from jiyi.core.messages import ChatMessage
-from jiyi.core.rule_base import unique_facts
+from jiyi.core.rule_base import HABIT_SLOT, MOOD_SLOT, unique_facts
 from jiyi.core.text import query_terms
 from jiyi.records import Event
 
@@ -56,24 +56,30 @@ def extract_agent_facts(messages: Sequence[ChatMessage], agent_name: str | None 
 
 
 def _extract(text: str, earlier: list[str]) -> list[Fact]:
+    """The rules of the message's language; `earlier` (the user's previous messages) says who 她 / she / it is."""
     if is_chinese(text):
-        return rules_zh.extract_chinese(text, rules_zh.last_relation_in(earlier) if earlier else None)
-    return rules_en.extract_english(text, rules_en.last_relation_in(earlier) if earlier else None)
+        return rules_zh.extract_chinese(text, context=[t for t in earlier if is_chinese(t)])
+    return rules_en.extract_english(text, context=[t for t in earlier if not is_chinese(t)])
 
 
 @lru_cache(maxsize=4096)
 def structure_of(memory_text: str) -> Fact | None:
     """Read a stored memory back as a fact: "用户住在杭州" is parsed as "我住在杭州"."""
     if is_chinese(memory_text):
-        first_person = re.sub(r"^用户", "我", memory_text.strip())
-        facts = rules_zh.extract_chinese(first_person.replace("用户的", "我的"))
+        # 用户 anywhere: "项目顺利上线了，用户现在轻松多了", "医生说用户暂时不能跑步" are about the user too
+        facts = rules_zh.extract_chinese(memory_text.strip().replace("用户", "我"))
     else:
-        first_person = re.sub(r"^User's\b", "My", memory_text.strip())
-        first_person = re.sub(r"^User (is|has|was)\b",
-                              lambda m: {"is": "I'm", "has": "I have", "was": "I was"}[m.group(1)], first_person)
-        first_person = re.sub(r"^User (\w+(?:n't)?)", lambda m: f"I {_base_form(m.group(1))}", first_person)
+        # "User" anywhere a clause starts: "The project finally shipped, User is feeling more relaxed now"
+        first_person = re.sub(r"(^|, )User's\b", lambda m: m.group(1) + ("My" if not m.group(1) else "my"),
+                              memory_text.strip())
+        first_person = re.sub(r"(^|, )User (is|has|was)\b",
+                              lambda m: m.group(1) + {"is": "I'm", "has": "I have", "was": "I was"}[m.group(2)],
+                              first_person)
+        first_person = re.sub(r"(^|, )User ((?:(?:" + rules_en.ADVERBS + r")\s+)*)(\w+(?:n't)?)",
+                              lambda m: f"{m.group(1)}I {m.group(2)}{_base_form(m.group(3))}", first_person)
         facts = rules_en.extract_english(first_person)
-    return facts[0] if facts else None
+    # A memory that says two things ("用户膝盖受伤，医生说暂时不能跑步") is read as the one that holds a slot.
+    return next((f for f in facts if f.slot), facts[0]) if facts else None
 
 
 def _base_form(verb: str) -> str:
@@ -138,12 +144,32 @@ def _decide_one(fact: Fact, similar: Sequence[Candidate]) -> Decision:
         if old is None:
             continue
         if fact.slot and old.slot == fact.slot and fact.about == old.about:
-            if _same_topic(fact.topic, old.topic) and not _says_more(fact.text, candidate.text):
+            # A mood or a routine said again is news about now (its time moves on); an address said again is not.
+            restated = fact.slot == MOOD_SLOT or fact.slot.startswith(HABIT_SLOT)
+            if _same_topic(fact.topic, old.topic) and fact.negated == old.negated and not restated \
+                    and not _says_more(fact.text, candidate.text):
                 return Decision(Event.NONE, candidate.text, candidate.memory_id, fact=fact, reason="same value")
-            return Decision(Event.UPDATE, fact.text, candidate.memory_id, candidate.text, fact, f"new {fact.slot}")
+            why = "stopped" if fact.negated and not old.negated else f"new {fact.slot}"
+            return Decision(Event.UPDATE, fact.text, candidate.memory_id, candidate.text, fact, why)
+        if fact.slot and fact.slot.startswith(HABIT_SLOT) and fact.negated and old.slot != fact.slot:
+            continue  # "can't run for now" ends a running routine, not a liking for running
         if _same_topic(fact.topic, old.topic):
             if fact.negated != old.negated:
                 return Decision(Event.UPDATE, fact.text, candidate.memory_id, candidate.text, fact, "reversed")
             if _says_more(fact.text, candidate.text):
                 return Decision(Event.UPDATE, fact.text, candidate.memory_id, candidate.text, fact, "more detail")
+    for candidate in similar:
+        if _already_said(fact.text, candidate.text):
+            return Decision(Event.NONE, candidate.text, candidate.memory_id, fact=fact, reason="already known")
     return Decision(Event.ADD, fact.text, fact=fact)
+
+
+_NEGATION = re.compile(r"不|没|别|\b(?:no|not|never|no longer|n't|cannot)\b|n't\b", re.IGNORECASE)
+
+
+def _already_said(new: str, old: str) -> bool:
+    """The memory already says all the fact says, and more ("用户对花生过敏" / "用户对花生过敏，很严重的那种"), with
+    the same polarity."""
+    new_terms, old_terms = set(query_terms(new)), set(query_terms(old))
+    return len(new_terms) >= 2 and new_terms < old_terms and (
+        bool(_NEGATION.search(new)) == bool(_NEGATION.search(old)))

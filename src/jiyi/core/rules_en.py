@@ -7,16 +7,36 @@ The same idea as rules_zh: a rule recognises a statement in one clause ("I'm all
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from jiyi.core.facts import Fact, FactKind
-from jiyi.core.rule_base import Rule, first_fact, last_relation, make_fact, unique_facts
+from jiyi.core.rule_base import (
+    ANIMAL,
+    FEMALE,
+    MALE,
+    MOOD_SLOT,
+    PERSON,
+    PLURAL,
+    THING,
+    Mention,
+    Rule,
+    first_fact,
+    habit_slot,
+    last_relation,
+    make_fact,
+    named,
+    resolve,
+    unique_facts,
+)
 
 _I = re.IGNORECASE
 _QUESTION_START = re.compile(r"^(?:what|who|where|when|why|how|which|do|does|did|can|could|would|will|should|is|are|am|"
                              r"was|were|have|has|shall|may|might|any|remind|tell me|guess)\b", _I)
 _HYPOTHETICAL = re.compile(r"\b(?:if|unless|suppose|imagine|wish|would be|wonder|maybe|might|not sure|whether)\b", _I)
-_LEADING = re.compile(r"^(?:oh|ah|well|so|and|but|also|btw|by the way|anyway|actually|honestly|haha+|lol|yeah|yes|no|"
-                      r"ok(?:ay)?|hey|hi|hello|um+|hmm+|fun fact|guess what|just so you know|fyi|sorry|wait)\b[,!.:]?\s*", _I)
+_LEADING = re.compile(r"^(?:oh|ah|well|so|and|but|also|btw|by the way|anyway|actually|honestly|haha+|lol|yeah|yes|"
+                      r"no(?!\s+\w+ing\b)|ok(?:ay)?|hey|hi|hello|um+|hmm+|fun fact|guess what|just so you know|fyi|sorry|"
+                      r"wait|sadly|unfortunately|luckily|fortunately|thankfully|happily|ugh|phew|update|news|good news|"
+                      r"great news|big news|like I said|as I said|as I mentioned|like I mentioned|like I told you)\b[,!.:]?\s*", _I)
 _OBJECT_END = re.compile(r"[\s,.;:!?~)…-]+$|\s+(?:lol|haha+|though|too|as well|actually|honestly|really|now)$", _I)
 _VAGUE = re.compile(r"^(?:it|that|this|these|those|them|you|your|yours|him|her|the idea|the way|to know|to ask|when you|"
                     r"what you|how you|talking|chatting|hearing|that idea|this idea|so much|a lot)\b", _I)
@@ -36,7 +56,10 @@ RELATIONS = (r"(?:mom|mother|mum|dad|father|parents|wife|husband|partner|girlfri
 _PETS = {"dog", "cat", "puppy", "kitten", "pet", "parrot", "hamster", "rabbit", "bunny", "turtle", "fish"}
 _STATES = (r"(?:tired|exhausted|stressed(?: out)?|anxious|sad|depressed|lonely|happy|excited|nervous|sick|ill|burned out|"
            r"burnt out|overwhelmed|worried|upset|bored|homesick|heartbroken|frustrated|scared|afraid|down|struggling|"
-           r"pregnant|injured|unemployed|broke|single|engaged|married|divorced|retired)")
+           r"pregnant|injured|unemployed|broke|single|engaged|married|divorced|retired|"
+           # relief: how a mood ends ("feeling much more relaxed now")
+           r"relaxed|calm(?:er)?|relieved|better(?!\s+(?:at|than|off|with|to)\b)|at ease|at peace|less stressed|"
+           r"happier|content)")
 _CONDITIONS = (r"(?:asthma|diabetes|type [12] diabetes|high blood pressure|hypertension|insomnia|migraines?|anxiety|depression|"
                r"adhd|celiac disease|ibs|arthritis|eczema|a heart condition|back pain|chronic pain|a bad back|allergies|"
                r"hay fever|covid|the flu|a cold|autism|dyslexia|epilepsy|cancer)")
@@ -45,7 +68,8 @@ _ADJECTIVE_ENDINGS = re.compile(r"(?:ed|ing|ful|ous|ive|able|ible|al|ic|less|ish
 
 _IRREGULAR_3RD = {"have": "has", "do": "does", "go": "goes", "am": "is", "'m": "is", "are": "is", "don't": "doesn't",
                   "haven't": "hasn't", "'ve": "has", "was": "was", "were": "was"}
-_NO_INFLECTION = {"can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should",
+_NO_INFLECTION = {"quit", "hurt", "cut", "put", "set", "hit", "let", "shut", "cost", "split",  # past or present
+                  "can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should",
                   "shouldn't", "might", "must", "may", "did", "didn't", "used", "just", "also", "really", "still",
                   "never", "always", "usually", "often", "sometimes", "recently", "finally", "already", "totally",
                   "absolutely", "actually", "definitely", "only", "even", "kinda", "kind", "sort"}
@@ -76,6 +100,10 @@ def _third_person_verb(word: str) -> str:
     return word + "s"
 
 
+ADVERBS = _ADVERBS = (r"really|also|just|still|totally|absolutely|actually|usually|often|always|sometimes|recently|finally|"
+            r"already|kinda|kind of|sort of|definitely|never|mostly|normally|generally|now|rarely|seldom|hardly ever")
+
+
 def to_third_person(clause: str) -> str:
     """'I love my dog' → 'User loves User's dog'. The clause must start at its first-person subject."""
     text = clause.strip()
@@ -85,19 +113,10 @@ def to_third_person(clause: str) -> str:
     text = re.sub(r"^I'd\b", "User would", text, flags=_I)
     text = re.sub(r"^I was\b", "User was", text, flags=_I)
     text = re.sub(r"^My\b", "User's", text, flags=_I)
-    match = re.match(r"^I\s+(\w+(?:'t)?)\b", text, flags=_I)
+    match = re.match(r"^I\s+((?:" + _ADVERBS + r")\s+)*(\w+(?:'t)?)\b", text, flags=_I)
     if match:
-        verb = match.group(1)
-        adverbs = []
-        rest = text[match.end():]
-        while verb.lower() in ("really", "also", "just", "still", "totally", "absolutely", "actually", "usually",
-                               "often", "always", "sometimes", "recently", "finally", "already", "kinda", "definitely"):
-            adverbs.append(verb)
-            nxt = re.match(r"^\s+(\w+(?:'t)?)\b", rest)
-            if not nxt:
-                break
-            verb, rest = nxt.group(1), rest[nxt.end():]
-        text = "User " + " ".join([*adverbs, _third_person_verb(verb)]) + rest
+        adverbs = text[2:match.start(2)]
+        text = "User " + adverbs + _third_person_verb(match.group(2)) + text[match.end():]
     text = re.sub(r"\bmy\b", "User's", text, flags=_I)
     text = re.sub(r"\bmyself\b", "themselves", text, flags=_I)
     text = re.sub(r"\bme\b", "User", text, flags=_I)
@@ -172,7 +191,9 @@ def _quit(m: re.Match[str], clause: str) -> Fact | None:
     if not what or re.match(r"^(?:my job|the job|work)$", what, _I):
         return _fact(_from_anchor(m, clause), FactKind.PERSONAL, 0.7, slot="workplace", topic="quit job") \
             if what else None
-    return _fact(f"User quit {what}", FactKind.HEALTH, 0.7, topic=_topic(what), negated=True)
+    key = activity_key(what)
+    return _fact(f"User quit {what}", FactKind.HEALTH, 0.7, topic=_topic(what), negated=True,
+                 slot=habit_slot(key) if key and key == _ACTIVITY_WORDS.get(what.split()[0].lower()) else None)
 
 
 def _moved(m: re.Match[str], clause: str) -> Fact | None:
@@ -313,13 +334,161 @@ def _state(m: re.Match[str], clause: str) -> Fact | None:
     extra = re.match(r"\s+(?:about|with|at|because of|from) [^,.!?]{1,40}", tail, _I)
     if extra:
         text += extra.group(0)
-    health = m.group("state").lower() in ("sick", "ill", "injured", "pregnant")
-    marital = m.group("state").lower() in ("single", "engaged", "married", "divorced", "retired", "unemployed")
+    when = re.search(r"\b(?:lately|recently|these days|this week|this month|all week|at the moment|right now|now)\b",
+                     tail, _I)
+    if when and when.group(0).lower() not in text.lower():
+        text += " " + when.group(0)  # the time a mood is said with is part of it ("so stressed lately")
+    state = m.group("state").lower()
+    health = state in ("sick", "ill", "injured", "pregnant")
+    marital = state in ("single", "engaged", "married", "divorced", "retired", "unemployed")
     if marital:
-        return _fact(text, FactKind.PERSONAL, 0.7, slot="relationship-status" if m.group("state").lower() != "retired"
-                     else "job", topic=m.group("state").lower())
-    return _fact(text, FactKind.HEALTH if health else FactKind.STATE, 0.6 if health else 0.3,
-                 topic=m.group("state").lower())
+        return _fact(text, FactKind.PERSONAL, 0.7, slot="relationship-status" if state != "retired"
+                     else "job", topic=state)
+    if health:
+        return _fact(text, FactKind.HEALTH, 0.6, topic=state)
+    return make_fact(re.sub(r"[\s,.;:!?~)…-]+$", "", text), FactKind.STATE, 0.3, topic=state, slot=MOOD_SLOT)
+
+
+# --- habits, and what ends them ----------------------------------------------------------------------------------
+
+FREQUENCY = (r"(?:every (?:single )?(?:day|morning|night|evening|afternoon|week|weekend|month|other day|monday|tuesday|"
+             r"wednesday|thursday|friday|saturday|sunday)|each (?:day|morning|night|evening|week)|daily|nightly|weekly|"
+             r"on weekends|on weekdays|(?:once|twice|three times|four times|five times|\d+ times|a few times|a couple "
+             r"(?:of )?times) a (?:day|week|month)|most (?:days|mornings|nights|evenings))")
+# One word for an activity however it is said, so that "no running for now" ends "I jog every morning".
+_ACTIVITY_WORDS = {
+    "run": "run", "runs": "run", "running": "run", "ran": "run", "jog": "run", "jogs": "run", "jogging": "run",
+    "jogged": "run", "swim": "swim", "swims": "swim", "swimming": "swim", "swam": "swim", "laps": "swim",
+    "cycle": "cycle", "cycles": "cycle", "cycling": "cycle", "bike": "cycle", "bikes": "cycle", "biking": "cycle",
+    "smoke": "smoke", "smokes": "smoke", "smoking": "smoke", "smoked": "smoke", "cigarettes": "smoke",
+    "cigarette": "smoke", "vape": "smoke", "vaping": "smoke", "lift": "gym", "lifting": "gym", "weights": "gym",
+    "workout": "gym", "workouts": "gym", "gym": "gym", "drinking": "alcohol", "alcohol": "alcohol", "booze": "alcohol",
+    "beer": "alcohol", "wine": "alcohol", "hike": "hike", "hiking": "hike", "hikes": "hike",
+}
+# Verbs whose object is the activity ("drink coffee" → coffee, "go to the gym" → gym, "play tennis" → tennis).
+_LIGHT_VERBS = frozenset("drink drinks drank eat eats ate have has had take takes took play plays played do does did go "
+                         "goes went practice practices practise read reads watch watches make makes get gets grab "
+                         "grabs buy buys bought order orders need needs start starts hit hits walk walks".split())
+_FILLER = frozenset("a an the some my of to for at in on with cup cups glass glasses mug mugs bottle bottles shot shots "
+                    "few couple bit little lot k km mile miles minutes minute hour hours out up again another one two "
+                    "three four five six seven eight nine ten half first morning evening quick big small large iced hot "
+                    "fresh new usual daily".split())
+
+
+def activity_key(phrase: str) -> str | None:
+    """The activity of a routine or a restriction: "jog 5k every morning" → run, "drink two cups of coffee" →
+    coffee, "go to the gym" → gym; None when nothing is named."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", phrase)]
+    words = [w for w in words if not re.fullmatch(FREQUENCY[3:-1], w)]
+    while words and (words[0] in _FILLER or words[0] in ("really", "also", "just", "still", "usually", "always",
+                                                         "now", "even", "never", "to")):
+        words = words[1:]
+    if not words:
+        return None
+    head = words[0]
+    if head in _LIGHT_VERBS and head not in _ACTIVITY_WORDS:
+        rest = [w for w in words[1:] if w not in _FILLER and not re.fullmatch(r"every|each|day|week|night|month", w)]
+        if not rest:
+            return "alcohol" if head in ("drink", "drinks", "drank") else None  # "I can't drink for now"
+        head = rest[0]
+    if head in _ACTIVITY_WORDS:
+        return _ACTIVITY_WORDS[head]
+    if re.fullmatch(r"\w+(?:ing)", head) and len(head) > 5:
+        head = head[:-3]
+        head = head[:-1] if len(head) > 2 and head[-1] == head[-2] else head
+    elif re.fullmatch(r"\w+[^s]s", head) and len(head) > 3:
+        head = head[:-1]  # lattes → latte
+    return head
+
+
+def _habit(m: re.Match[str], clause: str) -> Fact | None:
+    """"I jog 5k every morning", "I drink coffee every day now": a routine, one per activity (slot habit:<activity>)."""
+    verb = m.group("verb").lower()
+    if re.match(r"\s*(?:it|that|this|them|one)\b", m.group("obj"), _I):
+        return None  # "I could eat it every day": about something said before, not a routine
+    if verb in ("could", "would", "can", "will", "should", "might", "must", "may", "'d", "wish", "am", "'m", "was", "feel", "get", "love", "like", "hate", "enjoy", "think", "want", "wish", "try",
+                "work", "live", "talk", "chat", "see", "miss", "worry", "cry", "wake", "sleep", "come", "text", "call"):
+        return None  # a state, a liking (other rules), or not an activity
+    key = activity_key(verb + " " + m.group("obj"))
+    if not key or len(key) < 3:
+        return None
+    text = _clean_object(_from_anchor(m, clause), 16)
+    return _fact(text, FactKind.PREFERENCE, 0.5, topic=key, slot=habit_slot(key)) if text else None
+
+
+_STOPPED = (r"(?:can't|cannot|can no longer|won't be able to|am not allowed to|'m not allowed to|not allowed to|"
+            r"shouldn't|should not|had to stop|have to stop|have stopped|'ve stopped|stopped|had to give up|gave up|"
+            r"have given up|'ve given up|'m taking a break from|am taking a break from|'m off|am off)")
+_FOR_NOW = (r"(?:for now|for a while|anymore|any more|at the moment|until [^,.!?]+|"
+            r"for (?:a|one|two|three|four|six|\d+|a few|several|a couple of) (?:days?|weeks?|months?))")
+
+
+def _stopped(m: re.Match[str], clause: str) -> Fact | None:
+    """"I can't run for now", "no running for a while": the activity is off; it ends the routine (same habit slot)."""
+    key = activity_key(m.group("act"))
+    if not key or re.match(r"^(?:wait|believe|stop|help|remember|decide|sleep|stand|tell|say|think|do|go)$",
+                           m.group("act").split()[0], _I):
+        return None
+    start = max(m.start("i"), 0)
+    said = clause[start:]
+    if not m.group("i") and not re.search(r"\bfor User\b", said):
+        # "no swimming until it clears up" → No swimming for User until it clears up
+        said = re.sub(r"^no\s+(\w+)", lambda n: f"No {n.group(1)} for User", said, flags=_I)
+    text = _until_now(to_third_person(said) if m.group("i") else said)
+    return make_fact(text, FactKind.HEALTH, 0.6, topic=key, slot=habit_slot(key), negated=True) if text else None
+
+
+def _until_now(text: str) -> str | None:
+    """The text of a restriction, its "for now" kept (a trailing "now" is dropped from other facts)."""
+    cleaned = _clean_object(text, 16)
+    if cleaned and re.search(r"\bfor now[\s,.!]*$", text, _I):
+        cleaned += " now" if cleaned.lower().endswith(" for") else ""
+    return cleaned
+
+
+def _doctor(m: re.Match[str], clause: str) -> Fact | None:
+    """"The doctor says no running for now" → User's doctor says no running for now (it ends the running routine);
+    "my doctor told me I have high blood pressure" → User has high blood pressure."""
+    rest = m.group("rest").strip()
+    said = rest if re.match(r"(?i:I|I'm|I've|my)\b", rest) else "I " + rest
+    inner = first_fact(RULES, said)
+    stop = _STOP_PHRASE.match(rest)
+    if stop or (inner is not None and inner.negated and inner.slot):
+        key = activity_key(stop.group("act")) if stop else inner.topic  # type: ignore[union-attr]
+        if not key:
+            return None
+        text = _until_now("User's doctor says " + (to_third_person(rest) if re.match(r"(?i:I)\b", rest) else rest))
+        return make_fact(text, FactKind.HEALTH, 0.7, topic=key, slot=habit_slot(key), negated=True) if text else None
+    if inner is not None:
+        inner.kind, inner.importance = FactKind.HEALTH, max(inner.importance, 0.7)
+        return inner
+    if re.match(r"(?i:to|not to)\b", rest):  # an instruction: "told me to cut down on salt"
+        return _fact(f"User's doctor told User {rest}", FactKind.HEALTH, 0.6)
+    return None
+
+
+_STOP_PHRASE = re.compile(r"^(?:no|not to|to stop|to avoid|to quit|to cut out|stop|avoid)\s+(?P<act>\w+(?:\s+\w+)?)", _I)
+_BODY = (r"(?:(?:left|right|lower|upper)\s+)?(?:knee|ankle|wrist|back|shoulder|arm|leg|foot|hand|finger|toe|neck|hip|"
+         r"hamstring|calf|acl|meniscus|rib|elbow|achilles|groin|thumb)s?")
+
+
+def _injury(m: re.Match[str], clause: str) -> Fact | None:
+    rest = _clean_object(clause[m.end("part"):], 6) or ""
+    rest = re.split(r"\s+(?:so|and|but|because)\b", rest)[0]
+    text = f"User {m.group('verb').lower()} their {m.group('part')}" + (f" {rest}" if rest else "")
+    return _fact(text, FactKind.HEALTH, 0.7, topic=f"{m.group('part').lower()} injury")
+
+
+def _necessity(m: re.Match[str], clause: str) -> Fact | None:
+    """"Coffee has become a daily must for me", "I can't start my day without coffee": a habit said as a need."""
+    thing = _clean_object(m.group("thing") or m.group("thing2"), 4)
+    if not thing or _VAGUE.match(thing) or re.match(r"(?i:it|this|that|he|she|they|you)\b", thing):
+        return None
+    key = activity_key(thing)
+    if not key:
+        return None
+    text = to_third_person(clause[m.start("i"):]) if m.group("thing2") else re.sub(r"\bme\b", "User", clause, flags=_I)
+    return _fact(text, FactKind.PREFERENCE, 0.6, topic=key, slot=habit_slot(key))
 
 
 def _sleep(m: re.Match[str], clause: str) -> Fact | None:
@@ -330,6 +499,26 @@ _SUBJ = r"(?P<i>\bI)"
 _ADV = r"(?:\s+(?:really|also|just|totally|absolutely|actually|honestly|still|do|seriously|kinda|kind of|pretty much|so|truly))*"
 
 RULES: tuple[Rule, ...] = (
+    Rule("doctor", re.compile(r"^(?:the |my |our )?(?:doctor|doc|gp|physio|physiotherapist|dentist|cardiologist)(?:'s)?\s+"
+                               r"(?:says|said|told me|tells me|wants me|has told me|advised me|advises me|recommended|"
+                               r"recommends|ordered me|thinks|put me on)(?:\s+that)?\s*(?P<rest>[^.!?]{3,80})", _I), _doctor),
+    Rule("stopped", re.compile(_SUBJ + r"(?:'m| am)?\s*(?:(?:still|currently|now|temporarily|basically|just)\s+)?" + _STOPPED +
+                                r"\s+(?P<act>[a-z]+(?:\s+[a-z]+)?)\b[^,.!?]*?(?:\s+" + _FOR_NOW + r")[^,.!?]*$", _I),
+          _stopped),
+    Rule("no-more", re.compile(r"^(?P<i>)no\s+(?P<act>\w+ing)\b(?:\s+(?!for\s+now)\w+){0,3}?\s+" + _FOR_NOW + r"\b[^,.!?]*$", _I), _stopped),
+    Rule("injury", re.compile(_SUBJ + r"\s+(?:just\s+|recently\s+|badly\s+)?(?P<verb>hurt|injured|broke|sprained|twisted|pulled|"
+                               r"tore|dislocated|fractured|busted|messed up|strained)\s+my\s+(?P<part>" + _BODY + r")\b", _I),
+          _injury),
+    Rule("necessity", re.compile(r"^(?P<thing>[\w' -]{2,25}?)\s+(?:has become|has turned into|is now|is|became)\s+"
+                                  r"(?:a |an |my |part of my )?(?:daily |morning |absolute |total )?(?:must|must-have|"
+                                  r"necessity|essential|ritual|routine|habit|non-negotiable|staple)\b[^,.!?]*$|"
+                                  + _SUBJ + r"\s+can't\s+(?:start|get through|survive|function|live|go a day)\s*(?:my|the|a)?"
+                                  r"\s*(?:day|morning|mornings|days|week)?\s+without\s+(?:my\s+)?(?P<thing2>[^,.!?]+)", _I),
+          _necessity),
+    Rule("fan-here", re.compile(r"^(?P<i>)(?:a\s+)?(?P<big>huge|big|massive|die-hard|lifelong|longtime)?\s*"
+                                 r"(?P<what>[A-Z][\w'.&-]*(?:\s+[A-Z][\w'.&-]*){0,3})\s+fan\s+here\b", 0),
+          lambda m, c: _fact(f"User is a {(m.group('big') + ' ') if m.group('big') else ''}{m.group('what')} fan",
+                             FactKind.PREFERENCE, 0.5, topic=_topic(m.group("what")))),
     Rule("no-longer", re.compile(_SUBJ + r"(?P<be>'m| am)?\s*(?:no longer|not (?:a |an )?(?=\w+ any ?more))"
                                   r"\s*(?P<what>[^,.!?]+?)(?:\s+any ?more)?$", _I), _no_longer),
     Rule("dont-anymore", re.compile(_SUBJ + r"\s+(?:don't|do not|dont)\s+(?P<what>[^,.!?]+?)\s+any ?more", _I),
@@ -337,7 +526,7 @@ RULES: tuple[Rule, ...] = (
     Rule("quit", re.compile(_SUBJ + r"\s+(?:just |finally |recently )?(?:quit|stopped|gave up)\s+(?P<what>[^,.!?]+)", _I),
           _quit),
     Rule("moved", re.compile(r"(?P<i>\b(?:I|we))(?:'ve| have| just| recently|\s)*\s*(?:moved|relocated)\s+(?:to|into)\s+"
-                              r"(?P<place>[^,.!?]+?)(?:\s+(?:last|this|a few|in|recently)\b.*)?$", _I), _moved),
+                              r"(?P<place>[^,.!?]+?)(?:\s+(?:last|this|a few|in|recently|for|because|with|to be|since)\b.*)?$", _I), _moved),
     Rule("new-job", re.compile(_SUBJ + r"(?:'ve| have| just| recently|\s)*\s*(?:got|landed|started|accepted)\s+(?:a\s+)?(?:new\s+)?"
                                 r"(?:job|position|role|internship)\s+(?P<prep>at|as|with)\s+(?P<what>[^,.!?]+)", _I),
           _new_job),
@@ -355,7 +544,7 @@ RULES: tuple[Rule, ...] = (
     Rule("name", re.compile(r"(?:\b(?i:my name is|my name's|call me|I'm called|I am called))\s+(?P<name>[A-Z][\w'-]*"
                              r"(?:\s+[A-Z][\w'-]*)?)", 0), _name),
     Rule("age", re.compile(_SUBJ + r"(?:'m| am|'ll be| will be| just turned| turned)\s+(?P<age>\d{1,3})(?:\s+years?\s+old|"
-                            r"\s*y/?o|\s+this year|\s*$|\s*[,.!])", _I), _age),
+                            r"\s*y/?o|\s+this year|\s*$|\s*[,.!]|\s+(?:last|on|yesterday|today|in)\b)", _I), _age),
     Rule("birthday", re.compile(r"(?P<i>\bmy) birthday(?:'s| is)\s+(?:on\s+)?(?P<date>[^,.!?]+)|"
                                  r"\bI was born on\s+(?P<date2>[^,.!?]+)", _I),
           lambda m, c: _birthday(m, c) if m.group("date") else (
@@ -364,7 +553,7 @@ RULES: tuple[Rule, ...] = (
     Rule("favorite", re.compile(r"(?P<i>\bmy) (?:all[- ]time |absolute )?fav(?:ou?rite)? (?P<thing>[\w ]{2,24}?)\s+(?:is|are|was)\s+"
                                  r"(?P<value>[^,.!?]+)", _I), _favorite),
     Rule("residence", re.compile(_SUBJ + r"(?:\s+(?:currently|now|still))?\s+(?:live|am living|'m living|stay|reside)\s+in\s+"
-                                  r"(?P<place>[^,.!?]+?)(?:\s+(?:now|with|since|for)\b.*)?$", _I), _residence),
+                                  r"(?P<place>[^,.!?]+?)(?:\s+(?:now|with|since|for)\b.*|,\s*(?:in|near|by|on)\b.*)?$", _I), _residence),
     Rule("hometown", re.compile(_SUBJ + r"(?:'m| am|\s+come|\s+originally come)?\s*(?:originally\s+)?(?P<verb>from|grew up in)\s+"
                                  r"(?P<place>[^,.!?]+)", _I), _hometown),
     Rule("work", re.compile(_SUBJ + r"(?:\s+(?:currently|now|still))?\s+work(?:ing)?\s+(?P<prep>at|for|as|in)\s+(?P<what>[^,.!?]+)",
@@ -397,15 +586,145 @@ RULES: tuple[Rule, ...] = (
                                       _I), _relation_fact),
     Rule("identity", re.compile(_SUBJ + r"(?:'m| am)\s+(?:now\s+|currently\s+|actually\s+)?(?P<article>an?)\s+(?P<what>[\w -]+)$",
                                  _I), _identity),
-    Rule("state", re.compile(_SUBJ + r"(?:'m| am|'ve been| have been| feel| am feeling|'m feeling| got| get)\s+(?:so |really |very |"
-                              r"a bit |a little |kind of |kinda |pretty |super |extremely |totally |quite |just |still |"
-                              r"always |constantly |now |recently |currently |feeling |)*(?P<state>" + _STATES + r")\b", _I), _state),
+    Rule("state", re.compile(_SUBJ + r"(?:'m| am|'ve been| have been| feel| am feeling|'m feeling| got| get| felt| was)\s+"
+                              r"(?:so |really |very |a bit |a little |kind of |kinda |pretty |super |extremely |totally |quite |"
+                              r"just |still |always |constantly |now |recently |currently |feeling |much |much more |more |"
+                              r"a lot |a lot more |so much |so much more |way |way more |far |far more |finally |"
+                              r"lately |)*(?P<state>" + _STATES + r")\b", _I), _state),
+    Rule("habit", re.compile(_SUBJ + r"(?:\s+(?:usually|always|still|now|also|normally|generally|basically|pretty much|"
+                              r"really|religiously))*\s+(?P<verb>[a-z]+)\b(?P<obj>[^,.!?]{0,40}?)\s*\b" + FREQUENCY +
+                              r"\b[^,.!?]*$", _I), _habit),
 )
 
-_PRONOUN_NAME = re.compile(r"^(?i:her|his|its|their)\s+name(?:'s| is)\s+(?P<name>[A-Z][\w'-]+)", 0)
-_PRONOUN_SUBJECT = re.compile(r"^(?:she|he|they)(?:'s|\s+(?:is|has|works|lives|likes|loves|just|got|was|will|wants|"
-                              r"studies|plays|turned|turns))\b[^,.!?]*", _I)
-_PRONOUN_VERB = re.compile(r"^(?:she|he|they)(?:'s)?\s*", _I)
+_PRONOUN_NAME = re.compile(r"^(?P<p>(?i:her|his|its|their))\s+name(?:'s| is)\s+(?P<name>[A-Z][\w'-]+)", 0)
+
+
+# --- who "she" / "his" / "it" is ----------------------------------------------------------------------------------
+
+_FEMALE = frozenset("mom mother mum wife girlfriend fiancee fiancée sister daughter grandma grandmother aunt niece "
+                    "stepmom stepdaughter".split())
+_MALE = frozenset("dad father husband boyfriend fiance fiancé brother son grandpa grandfather uncle nephew stepdad "
+                  "stepson".split())
+_PLURAL_RELATIONS = frozenset("parents siblings kids children twins".split())
+_MENTION = re.compile(
+    r"\b(?:(?P<my>my|our)\s+|(?P<have>(?:have|'ve got|have got|got|adopted|rescued|has)\s+(?:a|an|one|two|three|four|\d+)\s+)|"
+    r"(?P<other>[\w-]+'s|his|her|their|your|a|an|the)\s+)?"
+    r"(?:(?:new|old|little|big|younger|older|baby|twin|best|eldest|oldest|youngest|step|rescue|adopted|"
+    r"\w+-year-old|\d+-year-old)\s+){0,2}(?P<rel>" + RELATIONS[3:-1] + r")(?P<plural>s)?\b"
+    r"(?:\s+(?:named|called)\s+(?P<name>(?-i:[A-Z][\w'-]+))|,?\s+(?P<name2>(?-i:[A-Z][a-z][\w'-]*))\b)?", _I)
+_THING = re.compile(r"(?:\bmy|\bI\s+(?:just\s+|finally\s+)?(?:bought|got|ordered|adopted)\s+(?:a|an))\s+"
+                    r"(?:(?:new|old|first|own|little|big|brand new|favorite|favourite|used|second-hand)\s+)?(?P<thing>[\w-]+)\b",
+                    _I)
+_NOT_THINGS = frozenset("bad god gosh goodness pleasure apologies fault point question own way life mind day turn time idea "
+                        "opinion head heart name birthday guess side best part job work friends family mood fave "
+                        "favorite favourite self".split())
+_NOT_NAMES = frozenset("I I'm Im And But So Is Was Has Just".split())
+
+
+def _gender(noun: str, plural: bool = False) -> str:
+    noun = noun.lower()
+    if plural or noun in _PLURAL_RELATIONS:
+        return PLURAL
+    if noun in _PETS:
+        return ANIMAL
+    return FEMALE if noun in _FEMALE else MALE if noun in _MALE else PERSON
+
+
+def _mentions(clause: str) -> list[Mention]:
+    """The people, pets and things a clause names, in order: "I have a cat named Luna" → my cat (named Luna)."""
+    found: list[tuple[int, Mention]] = []
+    for m in _MENTION.finditer(clause):
+        noun = m.group("rel").lower()
+        other = (m.group("other") or "").lower()
+        owned = bool(m.group("my") or m.group("have")) or (
+            other in ("a", "an") and re.match(r"(?i:I|I've|I'm)\b", clause) is not None and not re.search(
+                r"\b(?:friend|coworker|neighbor|neighbour|colleague)'s\b", clause, _I))
+        name = m.group("name") or m.group("name2")
+        if name in _NOT_NAMES:
+            name = None
+        plural = bool(m.group("plural"))
+        found.append((m.start("rel"), Mention(f"my {noun}{'s' if plural else ''}", noun, _gender(noun, plural), owned,
+                                              name)))
+    for m in _THING.finditer(clause):
+        thing = m.group("thing").lower()
+        if thing in _NOT_THINGS or re.fullmatch(RELATIONS, thing) or any(p == m.start("thing") for p, _ in found):
+            continue
+        found.append((m.start("thing"), Mention(f"my {thing}", thing, THING, True)))
+    return [mention for _, mention in sorted(found, key=lambda item: item[0])]
+
+
+def mentions_in(text: str) -> list[Mention]:
+    """Everyone and everything the user named in a message, in the order named."""
+    return [m for clause, _, _ in _clauses(text) for m in _mentions(clause)]
+
+
+_PRONOUN = re.compile(r"^(?P<p>she|he|it|they)(?P<verb>'s|'ll|'d|'re|'ve)?\b", _I)
+_POSSESSIVE = re.compile(r"^(?P<p>her|his|its|their)\s+(?=[a-z])", _I)
+_PRONOUN_GENDER = {"she": FEMALE, "her": FEMALE, "he": MALE, "his": MALE, "him": MALE, "it": THING, "its": THING,
+                   "they": PLURAL, "their": PLURAL, "them": PLURAL}
+_CONTRACTED = {"'s": " is", "'ll": " will", "'d": " would", "'re": " are", "'ve": " have"}
+# "She's so cute", "it was fun": an exclamation about the moment, not a fact about them.
+_ADMIRING = re.compile(r"^\s*(?:is|was|'s|looks|sounds|seems|are|were)\s+(?:so|too|really|very|super|such|kinda|pretty|"
+                       r"a bit|absolutely|totally|just)?\s*(?:a\s+)?(?:cute|annoying|great|awesome|fine|okay|ok|good|bad|"
+                       r"terrible|amazing|adorable|funny|hilarious|crazy|weird|nice|cool|fun|sweet|lovely|beautiful|"
+                       r"gorgeous|precious|silly|boring|hard|tough|rough|insane|wild|a lot|the best|the worst)\b", _I)
+
+
+def _resolved(clause: str, mentions: Sequence[Mention], fresh: Sequence[Mention]) -> str | None:
+    """The clause with "she" / "his" / "it" (or a pet's or person's name) at its start replaced by who it is
+    ("my daughter …"); None when it is not about anyone of the user's. A thing ("it" → my car) only from this
+    message or the one before (`fresh`)."""
+    m = _PRONOUN.match(clause) or _POSSESSIVE.match(clause)
+    if m:
+        pronoun = m.group("p").lower()
+        gender = _PRONOUN_GENDER[pronoun]
+        who = resolve(fresh if gender == THING else mentions, gender)
+        rest = clause[m.end():]
+        if who is None or (gender == THING and who.gender == THING and _ADMIRING.match(rest)):
+            return None
+        if _ADMIRING.match(_CONTRACTED.get((m.groupdict().get("verb") or "").lower(), "") + rest):
+            return None
+        if m.re is _POSSESSIVE:
+            return f"{who.phrase}'s {rest}"
+        verb = (m.group("verb") or "").lower()
+        if verb == "'s" and re.match(r"\s+(?:been|got|had|gotten)\b", rest, _I):
+            verb = "'ve"  # she's been → has been
+        plural = who.gender == PLURAL
+        be = {"'s": " is", "'re": " are"}.get(verb, _CONTRACTED.get(verb, ""))
+        if be == " is" and plural:
+            be = " are"
+        if verb == "'ve" and not plural:
+            be = " has"
+        return who.phrase + be + rest
+    first = re.match(r"^(?-i:[A-Z][\w'-]+)\b", clause)
+    if first:
+        who = named(mentions, first.group(0))
+        if who is not None and not _ADMIRING.match(clause[first.end():]):
+            return f"{who.phrase} {clause}"  # "Ethan starts kindergarten" → my son Ethan starts kindergarten
+    return clause
+
+
+_OBJECT_PRONOUN = re.compile(r"\b(?P<p>her|him|them|his|their)\b(?P<next>\s+[a-z]+)?", _I)
+_NOT_NOUNS = frozenset("to for with about at in on and or but so too again back up out off a an the some that this "
+                       "yesterday today tonight now then every lol haha much more sometimes".split())
+
+
+def _objects_resolved(clause: str, mentions: Sequence[Mention]) -> str:
+    """"I'm learning recipes for her" → … for my mom: a pronoun inside a clause about the user, replaced by who."""
+    if not re.match(r"(?i:I|I'm|I've|I'll|I'd|my)\b", clause):
+        return clause
+
+    def replace(m: re.Match[str]) -> str:
+        pronoun = m.group("p").lower()
+        who = resolve(mentions, _PRONOUN_GENDER[pronoun])
+        if who is None:
+            return m.group(0)
+        following = m.group("next") or ""
+        possessive = pronoun in ("his", "their") or (pronoun == "her" and following
+                                                     and following.strip().lower() not in _NOT_NOUNS)
+        return who.phrase + ("'s" if possessive else "") + following
+
+    return _OBJECT_PRONOUN.sub(replace, clause)
 
 
 def last_relation_in(texts: list[str]) -> str | None:
@@ -424,23 +743,71 @@ def _no_longer_plain(m: re.Match[str], clause: str) -> Fact | None:
 
 _ABBREVIATIONS = re.compile(r"\b(St|Mr|Mrs|Ms|Dr|Jr|Sr|Mt|vs|etc|e\.g|i\.e)\.", _I)
 # "I'm 34 and just started piano": the second half keeps the first half's subject.
+_DROPPED_SUBJECT = (r"(?:(?:finally|now|really|so|honestly|actually|just|still)\s+)?"
+                    r"(?:grew|went|moved|started|got|been|looking|living|working|studying|lived|worked|studied|born|raised|just|now|currently|trying|hoping|planning|feeling|feel|felt|hurt|broke|bought|had|"
+                    r"doing|taking|going|getting|learning|training|saving|headed|heading)")
 _AND_VERB = (r",?\s+and\s+(?=(?:just|also|now|recently|currently|started|have|'ve|am|been|got|was|will|love|like|work|"
              r"live|go|play|teach|study|moved|grew)\b)")
 
 
-def _clauses(text: str) -> list[tuple[str, bool]]:
-    out: list[tuple[str, bool]] = []
+def _clauses(text: str) -> list[tuple[str, bool, int]]:
+    """Clauses with whether each is the asking part of a question and its sentence's number."""
+    out: list[tuple[str, bool, int]] = []
     text = _ABBREVIATIONS.sub(lambda m: m.group(1), text)
-    for sentence, mark in re.findall(r"([^.!?;\n]+(?:\.(?=\d)[^.!?;\n]*)*)([.!?;\n]*)", text):
+    for number, (sentence, mark) in enumerate(re.findall(r"([^.!?;\n]+(?:\.(?=\d)[^.!?;\n]*)*)([.!?;\n]*)", text)):
+        if re.match(r"\s*(?:if|unless|suppose|imagine|when)\b", sentence, _I) and "," in sentence:
+            continue  # "If I get the job, I'll move to Berlin": the whole sentence is a supposition
         parts = re.split(r",?\s+(?:and|but|so|because|though|although)\s+(?=(?:I|I'm|I've|my|we)\b)|,\s+(?=(?:I|I'm|I've|my)\b)|"
-                         r"\s+-\s+|,\s+but\s+|" + _AND_VERB, sentence)
+                         r",\s+(?=(?:she|he|they)(?:'s|'re|'ll)?\s)|"
+                         r",?\s+since\s+(?=(?:I|my)\b(?!\s+was\b))|"
+                         r"\s+-\s+|,\s+but\s+|,\s+so\s+|,\s+(?=(?:(?:is|isn't|are|aren't|do|does|don't|did|can|could|would|"
+                         r"will|should)\s+(?:that|it|this|you|i|we|they|there)\b|right\b|you know\b|what do you|how about|"
+                         r"any\s))|,\s+(?=" + _DROPPED_SUBJECT + r"\b)|"
+                         r",\s+(?=(?:the|my|our)\s+(?:doctor|doc|gp|physio|physiotherapist|dentist|therapist)\b)|"
+                         r",\s+(?=no\s+\w+ing\b)|"
+                         + _AND_VERB, sentence)
         parts = [p.strip() for p in parts if p and p.strip()]
-        for i, part in enumerate(parts):
-            if i and not re.match(r"(?i:I|I'm|I've|I'd|I'll|my|we|you|he|she|they|it)\b", part) \
-                    and re.match(r"(?i:I|I'm|I've|my)\b", parts[i - 1]):
-                part = "I " + part
-            out.append((part, "?" in mark and i == len(parts) - 1))
+        if parts:
+            parts[0] = _subject_dropped(_LEADING.sub("", _LEADING.sub("", parts[0])))
+        joined: list[str] = []
+        for part in parts:
+            if joined and re.fullmatch(r"(?i:my)\s+[a-z]+(?:\s+(?-i:[A-Z][a-z]+))?", joined[-1]) and re.match(r"I\b", part):
+                joined[-1] += " and " + part  # "My girlfriend Sarah and I have been together": one subject
+            else:
+                joined.append(part)
+        for i, part in enumerate(joined):
+            if i and not re.match(r"(?i:I|I'm|I've|I'd|I'll|my|we|you|he|she|they|it|please|thanks|thank|lol|haha|"
+                                  r"sorry|no|yes|yeah|ok|okay|which|that|this|there|what|how|why|the|a|an)\b", part) \
+                    and (re.match(r"(?i:I|I'm|I've|my)\b", joined[i - 1])
+                         or re.match(r"(?i:(?:finally|now|really|so|honestly|actually|just|still)\s+)?(?:feeling|felt)\b", part)) \
+                    and not re.match(r"(?i:\w+ing\b[^,]*?\s(?:is|was|are|makes|gets|can)\b)", part):
+                part = _with_subject(part)  # "running in cold air is rough": a gerund subject, not a dropped "I'm"
+            out.append((part, "?" in mark and i == len(joined) - 1, number))
     return out
+
+
+def _with_subject(part: str) -> str:
+    """The subject a clause dropped: "looking for work" → I'm looking…, "been so busy" → I've been…, "grew up" → I…"""
+    part = part[:1].lower() + part[1:]
+    verb = re.sub(r"^(?i:(?:finally|now|really|so|honestly|actually|just|still)\s+)", "", part)
+    if re.match(r"(?i:\w+ing)\b", verb):
+        return "I'm " + part
+    if re.match(r"(?i:been)\b", verb):
+        return "I've " + part
+    return "I " + part
+
+
+def _subject_dropped(clause: str) -> str:
+    """A message that starts without its subject: "Feeling much more relaxed now", "Hurt my knee", "Went vegetarian in
+    January", "Bought another latte": the speaker's own news."""
+    first = re.match(r"(?P<w>[A-Za-z]+)\s+\w", clause)
+    if not first:
+        return clause
+    word = first.group("w").lower()
+    if word in ("feeling", "been", "hurt", "quit") or word in PAST_IRREGULAR - {"read", "put", "let", "set"} or (
+            re.fullmatch(r"\w{3,}ed", word) and word not in ("need", "used", "bed", "red", "seed", "shed", "speed")):
+        return _with_subject(clause)
+    return clause
 
 
 _CHAT_STARTS = re.compile(
@@ -451,13 +818,16 @@ _CHAT_STARTS = re.compile(
     r"like that|love it|like it|love this|like this|love your|like your|loved that|'ll try|'ll think|'ll let you|"
     r"'ll check|'ll see|will try|need to go|have to go|gotta go|'m off|bet|suppose|doubt|believe|promise|heard|"
     r"read (?:that|somewhere)|saw (?:that|a)|just (?:saw|read|heard)|really appreciate|can't believe|cannot believe|"
-    r"was thinking|'ve been thinking|keep forgetting|messed up|misspoke|meant|not so sure|still kind of|in shock)\b", _I)
+    r"was thinking|'ve been thinking|keep forgetting|messed up|misspoke|meant|not so sure|still kind of|in shock|"
+    r"had fun|had a (?:great|good|nice|lovely|fun|wonderful|blast|rough|long|bad)|made my (?:day|night|week)|"
+    r"missed you|figured|guessed|thought)\b", _I)
 _MY_CHAT = re.compile(r"^my\s+(?:bad|pleasure|god|gosh|goodness|question|point|apologies|fault)\b", _I)
 _TRAILER = re.compile(r"\s+(?:lol|haha+|though|honestly|which|but|because|so that|,?\s*and\s+(?:honestly|it|it's|that|"
-                      r"this|they|he|she|then))\b.*$|\s*,\s*(?:lol|haha+|honestly|so|which|but).*$", _I)
+                      r"this|they|he|she|then))\b.*$|\s*,\s*(?:lol|haha+|honestly|so|which|but)\b.*$|"
+                      r"\s*,\s*(?:it|that|this)(?:\s+(?:was|is)|'s)\b.*$", _I)
 
 
-def _generic(clause: str) -> Fact | None:
+def _generic(clause: str, about_relation: bool = False) -> Fact | None:
     """A first-person statement no specific rule knows, kept as said: "I teach high school chemistry in Ohio"."""
     if not re.match(r"(?i:I|I'm|I've|I'd|My)\b", clause) or _CHAT_STARTS.match(clause) or _MY_CHAT.match(clause):
         return None
@@ -467,9 +837,13 @@ def _generic(clause: str) -> Fact | None:
     words = clause.split()
     if not (3 if not re.match(r"(?i:I'm)\s+\w[\w-]*-\w+$", clause) else 2) <= len(words) <= 18:
         return None  # two words only for a compound like "I'm left-handed"
+    if re.match(r"(?i:my)\s+(?!" + RELATIONS[3:-1] + r"\b)\w+\s+(?:got|was|were|is|has been|keeps getting)\s+\w+ed\b"
+                r"(?:\s+\w+){0,2}$", clause):
+        return None  # "my flight got delayed again": a mishap of the moment
     if re.search(r"\b(?:you|your)\b", clause, _I) and not re.search(r"\bthank", clause, _I):
         return None  # about the conversation with the assistant
-    if re.search(r"\b(?:that|one|it|this|them|so)(?:\s+any ?more)?$", clause, _I) or re.match(r"(?i:my)\s+\w+'s\b", clause):
+    if re.search(r"\b(?:that|one|it|this|them|so)(?:\s+any ?more)?$", clause, _I) or (
+            re.match(r"(?i:my)\s+\w+'s\b", clause) and not about_relation):
         return None  # "I'm not doing that anymore", "my friend's cat…": nothing definite about the user
     return _fact(to_third_person(clause), statement_kind(clause), 0.4)
 
@@ -485,35 +859,72 @@ def statement_kind(clause: str) -> FactKind:
     return FactKind.PLAN if _TIME.search(clause) else FactKind.OTHER
 
 
-def extract_english(text: str, last_relation: str | None = None) -> list[Fact]:
-    """Facts about the user in one English message; `last_relation` is who "she"/"her" refers to from earlier."""
+def extract_english(text: str, last_relation: str | None = None, context: Sequence[str] = ()) -> list[Fact]:
+    """Facts about the user in one English message. `context` holds the user's earlier messages, so that "she", "his"
+    and "it" (and a pet's name) resolve to the last person or thing the user named; `last_relation` is an older way of
+    saying who "she" is."""
+    mentions = [m for earlier in context for m in mentions_in(earlier)]
+    fresh = mentions_in(context[-1]) if context else []  # "it" is a thing only if it was just named
+    if last_relation and not any(m.noun == last_relation for m in mentions):
+        mentions.append(Mention(f"my {last_relation}", last_relation, _gender(last_relation), True))
     facts: list[Fact] = []
-    for clause, asked in _clauses(text):
+    previous_sentence = -1
+    cause: str | None = None
+    for clause, asked, sentence in _clauses(text):
+        starts_sentence = sentence != previous_sentence
+        previous_sentence = sentence
         for _ in range(2):
             clause = _LEADING.sub("", clause)
         if not clause or asked or _QUESTION_START.match(clause) or _HYPOTHETICAL.search(clause):
             continue
-        subject = _PRONOUN_SUBJECT.match(clause)
-        if subject and last_relation and last_relation not in _PETS | {"kids", "children", "parents"}:
-            about_them = _clean_object(to_third_person(_PRONOUN_VERB.sub(f"my {last_relation} ", clause, count=1)), 16)
-            if about_them:
-                facts.append(_fact(about_them.replace(f"User's {last_relation} 's", f"User's {last_relation} is"),
-                                   FactKind.RELATIONSHIP, 0.6, topic=last_relation))
-            continue
-        if re.match(r"^(?:you|your|he|she|they|it|we're not|people)\b", clause, _I):
-            continue
         pronoun = _PRONOUN_NAME.match(clause)
-        if pronoun and last_relation:
-            name = pronoun.group("name")
-            if facts and facts[-1].topic == last_relation and facts[-1].text.startswith("User has"):
-                facts[-1].text += f" named {name}"
-            else:
-                facts.append(_fact(f"User's {last_relation}'s name is {name}", FactKind.RELATIONSHIP, 0.8,
-                                   topic=last_relation))
+        if pronoun:
+            who = resolve(mentions, _PRONOUN_GENDER[pronoun.group("p").lower()])
+            if who is not None:
+                name = pronoun.group("name")
+                if facts and facts[-1].topic == who.noun and facts[-1].text.startswith("User has") \
+                        and "named" not in facts[-1].text:
+                    facts[-1].text += f" named {name}"
+                else:
+                    facts.append(_fact(f"User's {who.noun}'s name is {name}", FactKind.RELATIONSHIP, 0.8,
+                                       topic=who.noun))
+                mentions.append(Mention(who.phrase, who.noun, who.gender, who.owned, name))
             continue
-        found = first_fact(RULES, clause) or _generic(clause)
-        if found is not None:
-            facts.append(found)
-            if found.kind is FactKind.RELATIONSHIP and found.topic:
-                last_relation = found.topic
+        said = _resolved(clause, mentions, fresh)
+        if said is None:
+            continue
+        if said is clause and starts_sentence:
+            said = _subject_dropped(clause)
+        if re.match(r"^(?:you|your|he|she|they|it|we're not|people|his|her|their|its)\b", said, _I):
+            continue
+        said = _objects_resolved(said, mentions)
+        if starts_sentence:
+            cause = None
+        if facts and facts[-1].sentence == sentence and _PRO_VERB.match(said):
+            facts[-1].text += ", " + to_third_person(said)[len("User "):]  # I love running, I go every morning
+            continue
+        found = first_fact(RULES, said) or _generic(said, about_relation=said is not clause)
+        mentions.extend(_mentions(said))
+        fresh.extend(_mentions(said))
+        if found is None:
+            # "The project finally shipped, feeling much more relaxed now": what happened, kept with the mood
+            cause = clause if _CAUSE.match(clause) else None
+            continue
+        if found.slot == MOOD_SLOT and cause:
+            found.text = f"{cause}, {found.text}"
+        cause = None
+        about = re.match(r"(?i:my)\s+(?:\w+\s+)?(?P<rel>" + RELATIONS[3:-1] + r")s?\b", said)
+        if about and found.kind in (FactKind.OTHER, FactKind.PLAN, FactKind.EVENT) and found.text.startswith("User's"):
+            found.kind, found.topic = FactKind.RELATIONSHIP, about.group("rel").lower()
+        if about and found.kind is FactKind.RELATIONSHIP and _GONE.search(said):
+            found.negated = True  # "my cat Luna passed away": no longer "has a cat named Luna"
+        found.sentence = sentence
+        facts.append(found)
     return unique_facts(facts, fold_case=True)
+
+
+_GONE = re.compile(r"\b(?:passed away|died|was put down|was put to sleep|passed on|is gone|ran away)\b", _I)
+_CAUSE = re.compile(r"^(?!(?:I|I'm|I've|you|your|it|that|this)\b)(?:the|my|our)\s+[\w' -]{2,40}?\b(?:\w+ed|"
+                    + "|".join(sorted(PAST_IRREGULAR)) + r")\b[\w' -]{0,30}$", _I)
+# "I go every morning", "I do it twice a week": said of the activity just named.
+_PRO_VERB = re.compile(r"^I\s+(?:(?:usually|always|still|also|now)\s+)?(?:go|do it|do that|do)\s+" + FREQUENCY, _I)
