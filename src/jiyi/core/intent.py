@@ -101,3 +101,16 @@ _ABOUT_CHATS = re.compile(
 
 def asks_about_past_chats(query: str) -> bool:
     return bool(_ABOUT_CHATS.search(query))
+
+
+# A question about how things are now ("我最近心情怎么样", "我现在还跑步吗", "do I still cycle?"): of memories that
+# answer it, the newest does; an older state or habit has been replaced, even when it matches the words better.
+_ABOUT_NOW = re.compile(
+    r"最近|现在|目前|如今|这阵子|这段时间|这些天|近来|近况|还[^，。？！,.?!]{0,6}吗|"
+    r"\b(?:lately|recently|these days|nowadays|currently|now|still|anymore|any more)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_now(query: str) -> bool:
+    return bool(_ABOUT_NOW.search(query))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 
@@ -27,6 +27,7 @@ from jiyi.core.intent import (
     CONSTRAINT_FILTER,
     CONSTRAINT_TERMS,
     asked_attributes,
+    asks_about_now,
     asks_about_past_chats,
     asks_for_advice,
 )
@@ -61,6 +62,10 @@ class RetrievalSettings:
     # A message kept as evidence (Category.MESSAGE) weighs a little less than a fact as relevant: a fact is the
     # cleaner answer, the message the fallback where no fact holds what was asked.
     message_weight: float = 0.9
+    # A question about now ("最近…怎么样", "do I still…"): a candidate's score keeps (1 - now_weight) of itself plus
+    # now_weight x its recency relative to the newest candidate (halved every now_half_life_days older).
+    now_weight: float = 0.3
+    now_half_life_days: float = 7.0
     core_limit: int = 20
 
 
@@ -243,6 +248,8 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
     norm = sum(settings.path_weights.get(p, 1.0) for p in MEASURED_PATHS)
     now = request.now or utcnow()
     episodes_weigh_less = not asks_about_past_chats(request.query)
+    newest = max(((r.event_time or r.created_at) for r in records.values()), default=None) \
+        if asks_about_now(request.query) else None
     hits = []
     for fused in fuse(ranked, settings.path_weights, norm=norm):
         record = records[fused.memory_id]
@@ -253,6 +260,11 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
         elif record.category is Category.MESSAGE:
             score *= settings.message_weight
             factors["message"] = settings.message_weight
+        if newest is not None:
+            older_days = (newest - (record.event_time or record.created_at)).total_seconds() / 86400
+            newer = 0.5 ** (older_days / settings.now_half_life_days)
+            score *= 1 - settings.now_weight * (1 - newer)
+            factors["now"] = round(newer, 4)
         # Relevance is the fused score itself: on e5 a memory's cosine alone says little (an unrelated Chinese
         # sentence can score 0.87), agreement between the paths says more (bench/zh_retrieval.py). A memory a rule
         # brought (a preference for a request for advice) counts as relevant as the rule says, whatever its similarity.
@@ -267,21 +279,29 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
 
 
 def without_covered_messages(ranked: Sequence[SearchHit], top_k: int) -> list[SearchHit]:
-    """The best `top_k` hits, in order, leaving out every evidence message that a fact among them came from: the
-    fact already stands for it. A message no returned fact covers stays (it is what extraction missed)."""
+    """The best `top_k` hits, a fact in place of each evidence message it came from: where a message ranks, the fact
+    that stands for it (among all the candidates) takes its place, if it is not in the list already, and the message
+    itself is left out. A message no candidate fact covers stays (it is what extraction missed). So a message that
+    says what a fact says is never returned beside it, and a superseded habit's old words do not outrank the fact
+    that replaced them ("I cycle to work every day" → "the doctor says no cycling for six weeks")."""
+    covering: dict[str, SearchHit] = {}
+    for hit in ranked:  # best first: each message is stood for by the best fact that came from it
+        if hit.record.category not in (Category.MESSAGE, Category.EPISODE):  # a summary stands for no one message
+            for ref in hit.record.provenance:
+                covering.setdefault(ref.message_id, hit)
     selected: list[SearchHit] = []
-    covered: set[str] = set()
+    taken: set[str] = set()
     for hit in ranked:
-        record = hit.record
-        if record.category is Category.MESSAGE:
-            if not covered.isdisjoint(ref.message_id for ref in record.provenance):
-                continue
-        elif record.category is not Category.EPISODE:  # a summary of thirty messages stands for none of them
-            sources = {ref.message_id for ref in record.provenance}
-            if sources - covered:
-                covered |= sources
-                selected = [h for h in selected if h.record.category is not Category.MESSAGE
-                            or covered.isdisjoint(ref.message_id for ref in h.record.provenance)]
+        if hit.record.category is Category.MESSAGE:
+            fact = next((covering[r.message_id] for r in hit.record.provenance if r.message_id in covering), None)
+            if fact is not None:
+                if fact.record.id in taken:
+                    continue
+                hit = replace(fact, score=max(fact.score, hit.score),
+                              details={**fact.details, "stands_for": hit.record.id} if fact.details else {})
+        elif hit.record.id in taken:
+            continue
+        taken.add(hit.record.id)
         selected.append(hit)
         if len(selected) >= top_k:
             break

@@ -1,0 +1,68 @@
+"""End to end, as a companion app uses jiyi: turns over several days through Memory.add (infer=True, offline), then
+the question a user asks. The five kinds of miss from the user trial (issue 13), in wording of our own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from jiyi import AsyncMemory, Memory, build_embedder, build_store
+
+START = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def e5() -> object:
+    return build_embedder("e5")
+
+
+@pytest.fixture
+def memory(tmp_path: Path, e5: object) -> Iterator[Memory]:
+    with Memory(_async=AsyncMemory(build_store(f"sqlite:///{tmp_path / 'c.db'}"), e5)) as m:  # type: ignore[arg-type]
+        yield m
+
+
+def say(memory: Memory, *turns: tuple[float, str]) -> None:
+    for day, text in turns:
+        memory.add(text, user_id="u", timestamp=(START + timedelta(days=day)).isoformat())
+
+
+def top(memory: Memory, question: str, k: int = 1) -> list[str]:
+    return [r["memory"] for r in memory.search(question, user_id="u", top_k=k)["results"]]
+
+
+def test_a_habit_said_on_several_days_answers_what_i_like(memory: Memory) -> None:
+    say(memory, (0, "中午点了一杯美式"), (0, "这周好忙"), (1, "下午又喝了杯美式"), (1, "晚上去超市买了点水果"),
+        (3, "美式现在是我每天都离不开的"))
+    assert "美式" in top(memory, "我平时爱喝什么")[0]
+
+
+def test_a_pronoun_is_the_person_named_before(memory: Memory) -> None:
+    say(memory, (0, "我儿子下个月满五岁"), (0, "他最近迷上了恐龙"), (2, "周末陪他去了趟博物馆"))
+    assert "恐龙" in top(memory, "我儿子喜欢什么")[0]
+
+
+def test_a_pronoun_is_the_person_named_before_in_english(memory: Memory) -> None:
+    say(memory, (0, "My son turns five next month"), (0, "He is obsessed with dinosaurs lately"))
+    assert "dinosaur" in top(memory, "What is my son into?")[0]
+
+
+def test_a_new_state_that_rules_out_a_habit_answers_first(memory: Memory) -> None:
+    say(memory, (0, "我每周游泳三次"), (1, "今天吃了顿烤鱼"), (12, "耳朵发炎了，医生说这段时间不能游泳"))
+    answer = top(memory, "我现在还游泳吗")[0]
+    assert "不能游泳" in answer, answer
+
+
+def test_a_new_state_that_rules_out_a_habit_answers_first_in_english(memory: Memory) -> None:
+    say(memory, (0, "I cycle to work every day"), (8, "Broke my wrist, the doctor says no cycling for six weeks"))
+    answer = top(memory, "Do I still cycle to work?")[0]
+    assert "no cycling" in answer, answer
+
+
+def test_the_newest_mood_answers_how_i_have_been(memory: Memory) -> None:
+    say(memory, (0, "这周一直加班，特别焦虑"), (0, "周五要交方案"), (6, "方案通过了，现在踏实多了"))
+    answer = top(memory, "我最近心情怎么样")[0]
+    assert "踏实" in answer, answer
