@@ -85,11 +85,12 @@ def build_file(db: Path, users: int, size: int, seed: int) -> dict[str, Any]:
 class Server:
     """`python -m jiyi serve` on a free port of 127.0.0.1."""
 
-    def __init__(self, db: Path, log_path: Path) -> None:
+    def __init__(self, db: Path, log_path: Path, embedder: str = "e5") -> None:
         self.port = scale.free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("JIYI_")}
-        env.update(JIYI_MAINTENANCE_INTERVAL="0", JIYI_LOG_LEVEL="warning", JIYI_HOME=str(db.parent))
+        env.update(JIYI_MAINTENANCE_INTERVAL="0", JIYI_LOG_LEVEL="warning", JIYI_HOME=str(db.parent),
+                   JIYI_EMBEDDER=embedder)
         with log_path.open("ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "jiyi", "serve", "--port", str(self.port), "--store", f"sqlite:///{db}"],
