@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: serve test lint bench sillytavern
+.PHONY: serve test lint bench sillytavern mem0-js
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,11 @@ lint: $(VENV)/.installed-dev
 sillytavern:
 	tests/sillytavern/install.sh
 
-test: lint sillytavern
+# mem0's npm client (mem0ai 3.3.1, pinned by tests/mem0_js/package-lock.json) for tests/server/test_mem0_sdk_js.py.
+mem0-js:
+	tests/mem0_js/install.sh
+
+test: lint sillytavern mem0-js
 	node --test integrations/sillytavern/tests/
 	$(BIN)/python -m pytest
 

@@ -46,6 +46,14 @@ class Overloaded(BackendUnavailable):
         self.retry_after = retry_after
 
 
+class RateLimited(JiyiError):
+    """This key sent more requests than its rate allows; it may send again after `retry_after` seconds."""
+
+    def __init__(self, message: str, *, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class PayloadTooLarge(InvalidInput):
     """A body, field or text is larger than the configured limit; the message names the field and the limit."""
 

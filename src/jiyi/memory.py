@@ -625,6 +625,43 @@ class AsyncMemory:
         records = await self._run(self.store.list_records, scope.require(), where, count, show_expired)
         return {"results": [memory_item(r) for r in records]}
 
+    async def get_page(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        filters: dict[str, Any] | None = None,
+        page: int = 1,
+        page_size: int = DEFAULT_LIST_LIMIT,
+        show_expired: bool = False,
+        include_messages: bool = False,
+        every_scope: bool = False,
+    ) -> dict[str, Any]:
+        """One page of get_all (pages count from 1) and how many memories there are in all: {count, results}.
+        `every_scope`: with no user, agent or run given, list everyone's memories (for an admin)."""
+        if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+            raise InvalidInput(f"page must be a positive integer, got {page!r}")
+        page_size = _limit(page_size, DEFAULT_LIST_LIMIT, "page_size")
+        scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
+        where = parse_filters(rest)
+        if not include_messages and not _mentions_category(rest):
+            where = Logic("AND", (where, NOT_MESSAGES)) if where is not None else NOT_MESSAGES
+        await self.read_path.settle()
+        if not every_scope:
+            scope = scope.require()
+        total = await self._run(self.store.count_records, scope, where, show_expired, every_scope)
+        records = await self._run(self.store.list_records, scope, where, page_size, show_expired,
+                                  (page - 1) * page_size, every_scope)
+        return {"count": total, "results": [memory_item(r) for r in records]}
+
+    async def entities(self, *, user_id: str | None = None) -> list[dict[str, Any]]:
+        """The users, agents and runs that have memories (one user's, with `user_id`), with counts, mem0-shaped."""
+        found = await self._run(self.store.entities, user_id)
+        return [{"id": f"{e.kind}:{e.name}", "name": e.name, "type": e.kind, "total_memories": e.memories,
+                 "created_at": e.first_created.isoformat(), "updated_at": e.last_updated.isoformat()}
+                for e in found]
+
     async def history(self, memory_id: str) -> list[dict[str, Any]]:
         events = await self._run(self.store.history, memory_id)
         if not events and await self._run(self.store.get, memory_id, True) is None:

@@ -73,6 +73,17 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(4_000, ge=1, description="largest search query or rewrite (characters)")
     max_metadata_bytes: int = Field(16_384, ge=2, description="largest metadata object, as JSON bytes")
     max_json_depth: int = Field(32, ge=2, le=1000, description="deepest nesting of a JSON body")
+    webhook_timeout: float = Field(10.0, gt=0, description="seconds a webhook receiver has to answer a delivery")
+    webhook_retry_base: float = Field(1.0, gt=0, description="seconds before a failed delivery's first retry; "
+                                                            "each next retry waits twice as long")
+    webhook_retry_max: float = Field(300.0, gt=0, description="longest wait between two attempts of a delivery")
+    webhook_max_attempts: int = Field(300, ge=1, description="attempts before a delivery is given up")
+    webhook_max_age: float = Field(86_400.0, gt=0, description="seconds after which a failing delivery is given up")
+    webhook_poll_interval: float = Field(0.5, gt=0, description="seconds between looks for new changes to send")
+    webhook_allow_private_urls: bool = Field(False, description="user keys may register webhooks on loopback or "
+                                                                "private addresses (the admin's always may)")
+    rate_per_minute: int = Field(0, ge=0, description="requests a minute per API key (bursts up to as many), "
+                                                      "then 429 with Retry-After; 0: no limit")
 
     @classmethod
     def settings_customise_sources(
@@ -87,8 +98,16 @@ class Settings(BaseSettings):
 
     def request_limits(self) -> dict[str, int]:
         """The server's RequestLimits arguments."""
-        names = ("max_body_bytes", "max_message_chars", "max_query_chars", "max_metadata_bytes", "max_json_depth")
+        names = ("max_body_bytes", "max_message_chars", "max_query_chars", "max_metadata_bytes", "max_json_depth",
+                 "rate_per_minute")
         return {name: getattr(self, name) for name in names}
+
+    def webhook_options(self) -> dict[str, Any]:
+        """The server's WebhookOptions arguments."""
+        return {"timeout": self.webhook_timeout, "retry_base": self.webhook_retry_base,
+                "retry_max": self.webhook_retry_max, "max_attempts": self.webhook_max_attempts,
+                "max_age": self.webhook_max_age, "poll_interval": self.webhook_poll_interval,
+                "private_urls": self.webhook_allow_private_urls}
 
     def cors_origin_list(self) -> list[str]:
         return [origin.strip().rstrip("/") for origin in self.cors_origins.split(",") if origin.strip()]

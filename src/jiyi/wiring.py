@@ -85,6 +85,13 @@ def _store_from(config: dict[str, Any]) -> str:
             user, password = vs_config.get("user", "postgres"), vs_config.get("password", "")
             host, port, db = vs_config.get("host", "localhost"), vs_config.get("port", 5432), vs_config.get("dbname")
             return f"postgresql://{user}:{password}@{host}:{port}/{db or 'postgres'}"
+        if provider not in ("sqlite", "jiyi", ""):
+            # A config jiyi cannot honour is refused: quietly keeping SQLite would leave a mem0 user believing their
+            # memories are in Qdrant (or wherever they asked).
+            raise ConfigError(f"vector store provider {provider!r} is not supported; jiyi keeps memories in SQLite "
+                              "(provider \"sqlite\" with config.path) or PostgreSQL (provider \"pgvector\")")
+    elif vector_store is not None:
+        raise ConfigError("vector_store must be an object: {\"provider\": …, \"config\": {…}}")
     if config.get("history_db_path"):
         # mem0 users point history_db_path at the file they want; jiyi keeps everything in that one file.
         return f"sqlite:///{config['history_db_path']}"

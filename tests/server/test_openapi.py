@@ -36,6 +36,28 @@ def test_every_operation_documents_its_errors_with_one_schema(client: httpx.Clie
     assert "202" in add and "event_id" in add["202"]["description"]
 
 
+def test_a_generated_client_gets_typed_answers_operation_ids_and_where_the_key_goes(
+        make_server: Callable[..., RunningServer]) -> None:
+    keyed = httpx.get(make_server(user_api_keys={"k": "u"}).url + "/openapi.json").json()
+    ids = [op["operationId"] for _, _, op in operations(keyed)]
+    assert len(ids) == len(set(ids)) and {"add_memory", "search", "add_v3", "search_v3"} <= set(ids)
+    schemas = keyed["components"]["schemas"]
+    for method, path, op in operations(keyed):
+        if path in ("/metrics", "/configure") or path.startswith("/api/v1/webhooks/"):
+            continue  # Prometheus text; a configuration is free-form; webhooks are checked in test_webhooks.py
+        ok = op["responses"]["200"]["content"]["application/json"]["schema"]
+        assert ok.get("$ref") or ok.get("anyOf") or ok.get("items"), (method, path, ok)  # a model, not "object"
+    add = keyed["paths"]["/memories"]["post"]["responses"]
+    assert add["202"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/AddAccepted"}
+    assert {"event_id", "status"} <= set(schemas["AddAccepted"]["required"])
+    assert set(keyed["components"]["securitySchemes"]) == {"X-API-Key", "Authorization"}
+    assert keyed["paths"]["/search"]["post"]["security"] == [{"X-API-Key": []}, {"Authorization": []}]
+    assert "security" not in keyed["paths"]["/health"]["get"]
+    admin_only = httpx.get(make_server(admin_api_key="a").url + "/openapi.json").json()
+    assert "security" in admin_only["paths"]["/reset"]["post"]
+    assert "security" not in admin_only["paths"]["/search"]["post"]  # open without user keys: the document says so
+
+
 def test_a_405_names_every_method_the_path_serves(client: httpx.Client) -> None:
     response = client.request("PATCH", "/memories/some-id")
     assert response.status_code == 405

@@ -192,6 +192,34 @@ def test_list_is_newest_first_and_limited(store: MemoryStore, embedder: Embedder
     assert [r.content for r in store.list_records(ALICE, limit=3)] == ["day 4", "day 3", "day 2"]
 
 
+def test_pages_and_counts_agree_and_everyone_is_listed_only_when_asked(store: MemoryStore, embedder: Embedder) -> None:
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    for day in range(7):
+        put(store, embedder, f"day {day}", created_at=base + timedelta(days=day), metadata={"even": day % 2 == 0})
+    put(store, embedder, "bob's", scope=BOB, created_at=base)
+    pages = [[r.content for r in store.list_records(ALICE, limit=3, offset=start)] for start in (0, 3, 6)]
+    assert pages == [["day 6", "day 5", "day 4"], ["day 3", "day 2", "day 1"], ["day 0"]]
+    assert [r.content for r in store.list_records(ALICE, offset=5)] == ["day 1", "day 0"]  # no limit: the rest
+    even = parse_filters({"even": True})
+    assert store.count_records(ALICE) == 7 and store.count_records(ALICE, even) == 4
+    assert store.count_records(Scope(), every_scope=True) == 8
+    assert {r.content for r in store.list_records(Scope(), every_scope=True)} >= {"bob's", "day 0"}
+    with pytest.raises(InvalidInput):
+        store.count_records(Scope())
+
+
+def test_entities_count_users_agents_and_runs(store: MemoryStore, embedder: Embedder) -> None:
+    put(store, embedder, "a", "b")
+    put(store, embedder, "c", scope=Scope(user_id="alice", agent_id="helper", run_id="r1"))
+    put(store, embedder, "d", scope=BOB)
+    [gone] = put(store, embedder, "e", scope=Scope(user_id="carol"))
+    store.soft_delete(gone, "test", HistoryEvent(gone, Event.DELETE, "e", None), datetime.now(UTC))
+    everyone = {(e.kind, e.name): e.memories for e in store.entities()}
+    assert everyone == {("user", "alice"): 3, ("user", "bob"): 1, ("agent", "helper"): 1, ("run", "r1"): 1}
+    assert {(e.kind, e.name) for e in store.entities("bob")} == {("user", "bob")}
+    assert all(e.first_created <= e.last_updated for e in store.entities())
+
+
 def test_record_access_counts(store: MemoryStore, embedder: Embedder) -> None:
     [a] = put(store, embedder, "x")
     when = datetime(2026, 2, 1, tzinfo=UTC)

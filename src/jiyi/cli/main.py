@@ -54,6 +54,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from jiyi.memory import AsyncMemory
     from jiyi.server import create_app
     from jiyi.server.limits import RequestLimits
+    from jiyi.webhooks.dispatcher import WebhookOptions
     from jiyi.wiring import redact
 
     settings = _settings(args)
@@ -67,7 +68,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     memory = AsyncMemory.from_config(settings.to_config())
     app = create_app(memory, admin_api_key=settings.admin_api_key, user_api_keys=settings.api_keys,
                      cors_origins=settings.cors_origin_list(), maintenance_interval=settings.maintenance_interval,
-                     limits=RequestLimits(**settings.request_limits()))
+                     limits=RequestLimits(**settings.request_limits()),
+                     webhooks=WebhookOptions(**settings.webhook_options()))
     print(f"jiyi {redact(memory.store.url)} · embedder {memory.embedder.model_id} · "
           f"http://{settings.host}:{settings.port}/docs", file=sys.stderr)
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),

@@ -166,11 +166,28 @@ def split_scope(filters: dict[str, Any] | None) -> tuple[dict[str, str], dict[st
         raise InvalidInput("filters must be an object")
     ids: dict[str, str] = {}
     rest: dict[str, Any] = {}
+
+    def take(key: str, value: str) -> None:
+        if ids.setdefault(key, value) != value:  # {"AND": [{"user_id": "a"}, {"user_id": "b"}]} matches nothing
+            raise InvalidInput(f"filters name two different {key}s ({ids[key]!r} and {value!r}) that must both hold")
+
     for key, value in filters.items():
         if key in SCOPE_KEYS and isinstance(value, str) and value != "*":
-            ids[key] = value
+            take(key, value)
         elif key in SCOPE_KEYS and isinstance(value, dict) and set(value) == {"eq"} and isinstance(value["eq"], str):
-            ids[key] = value["eq"]
+            take(key, value["eq"])
+        elif _LOGIC.get(key.upper()) == "AND" and isinstance(value, list | dict) and value:
+            # mem0's platform form {"AND": [{"user_id": "alice"}, {"agent_id": "x"}, ...]}: what every item must
+            # hold, the ids among them included, holds at the top level too.
+            kept = []
+            for item in value if isinstance(value, list) else [value]:
+                inner_ids, inner_rest = split_scope(item) if isinstance(item, dict) else ({}, item)
+                for inner_key, inner_value in inner_ids.items():
+                    take(inner_key, inner_value)
+                if inner_rest:
+                    kept.append(inner_rest)
+            if kept:
+                rest[key] = kept
         else:
             rest[key] = value
     return ids, rest

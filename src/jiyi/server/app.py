@@ -9,20 +9,27 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
+from starlette.routing import Route
 
 from jiyi import __version__
 from jiyi.jobs.extraction_worker import ExtractionWorker
 from jiyi.jobs.maintenance import MaintenanceScheduler
 from jiyi.memory import AsyncMemory
+from jiyi.server import docs
 from jiyi.server.auth import AccessPolicy
 from jiyi.server.errors import error_response, install_error_handlers, internal_error_response
 from jiyi.server.limits import BodyGuard, RequestLimits
-from jiyi.server.routes import router
+from jiyi.server.platform import router as platform_router
+from jiyi.server.routes import require_admin, router
 from jiyi.server.state import ServerState
+from jiyi.server.webhook_routes import router as webhook_router
+from jiyi.webhooks.dispatcher import WebhookDispatcher, WebhookOptions
 
 log = logging.getLogger("jiyi.server")
 CLOSE_TIMEOUT = 1.5  # seconds the lifespan waits for the store to close at shutdown
@@ -38,13 +45,16 @@ def create_app(
     cors_origins: Sequence[str] = (),
     maintenance_interval: float = 0.0,
     limits: RequestLimits | None = None,
+    webhooks: WebhookOptions | None = None,
 ) -> FastAPI:
     """`user_api_keys` maps API keys to the one user_id each may access (see server/auth.py). `run_worker`: the
     server extracts queued turns (async adds, LLM retries) in the background; turn it off when separate workers do.
     `cors_origins`: browser origins allowed to call the API directly (e.g. a SillyTavern page), "*" for any.
     `maintenance_interval`: seconds between lifecycle passes over every user (0: only on demand, POST /maintain).
-    `limits`: the largest body, message, query and metadata accepted (RequestLimits' defaults when omitted)."""
+    `limits`: the largest body, message, query and metadata accepted (RequestLimits' defaults when omitted).
+    `webhooks`: how deliveries are sent and retried (WebhookOptions' defaults when omitted)."""
     limits = limits or RequestLimits()
+    webhooks = webhooks or WebhookOptions()
     state = ServerState(memory, AccessPolicy(admin_api_key, user_api_keys), limits)
 
     @asynccontextmanager
@@ -54,6 +64,8 @@ def create_app(
             worker.start()
         scheduler = MaintenanceScheduler(lambda: state.maintain(), maintenance_interval)
         scheduler.start()
+        dispatcher = WebhookDispatcher(lambda: state.memory.store, webhooks)
+        dispatcher.start()
         # What exists now (modules, the app, the model) lives as long as the server: out of the collector's sight,
         # a full collection in the middle of a request no longer walks it (~9 ms of a ~28 ms pause, bench/scale.py).
         gc.freeze()
@@ -64,6 +76,7 @@ def create_app(
             # Bounded: a thread stuck in an embedding or a store call must not hold the shutdown. The worker puts
             # the turns it had claimed back in the queue; whatever is cut short is processed after the next start.
             await scheduler.stop()
+            await dispatcher.stop()
             if worker is not None:
                 await worker.stop()
             try:
@@ -76,8 +89,14 @@ def create_app(
         version=__version__,
         description="Long-term memory for AI chat assistants. mem0-compatible REST API.",
         lifespan=lifespan,
+        docs_url=None,  # served by server/docs.py from jiyi's own copy of Swagger UI, not a CDN
+        redoc_url=None,
+        generate_unique_id_function=lambda route: route.name,  # operation ids a generated client can call
     )
     app.state.jiyi = state
+    routers = (router, webhook_router, platform_router, docs.router)
+    app.openapi = lambda: openapi_for(app, state.policy, routers)  # type: ignore[method-assign]
+    app.state.webhook_options = webhooks
     install_error_handlers(app)
     # Inside the request-id middleware below (added later, so it wraps this one): refusals carry an id and count.
     app.add_middleware(BodyGuard, limits=limits, reject=error_response)
@@ -94,7 +113,7 @@ def create_app(
             log.exception("unexpected error on %s %s id=%s", request.method, request.url.path, request_id)
             response = internal_error_response()
         if response.status_code == 405:
-            response.headers["Allow"] = allowed_methods(request.url.path)
+            response.headers["Allow"] = allowed_methods(routers, request.url.path)
         response.headers["X-Request-ID"] = request_id
         route = request.scope.get("route")
         path = getattr(route, "path", "unmatched")
@@ -114,14 +133,35 @@ def create_app(
             expose_headers=["X-Request-ID"],
             max_age=600,
         )
-    app.include_router(router)
+    for included in routers:
+        app.include_router(included)
     return app
 
 
-def allowed_methods(path: str) -> str:
+def openapi_for(app: FastAPI, policy: AccessPolicy, routers: Sequence[APIRouter]) -> dict[str, Any]:
+    """The OpenAPI document, saying which operations need a key under this server's keys: every memory route
+    with user keys, the admin routes with only an admin key, none on an open server."""
+    if app.openapi_schema is None:
+        document = get_openapi(title=app.title, version=app.version, description=app.description,
+                               routes=app.routes)
+        needs_admin = {(route.path, method.lower()) for included in routers for route in included.routes
+                       if isinstance(route, APIRoute)
+                       and any(dep.dependency is require_admin for dep in route.dependencies)
+                       for method in route.methods or ()}
+        for path, operations in document.get("paths", {}).items():
+            for method, operation in operations.items():
+                needed = policy.has_user_keys or (policy.has_admin_key and (path, method) in needs_admin)
+                if not needed:
+                    operation.pop("security", None)
+        app.openapi_schema = document
+    return app.openapi_schema
+
+
+def allowed_methods(routers: Sequence[APIRouter], path: str) -> str:
     """Every method some route serves at this path. Starlette's 405 names only the first route that matched the
     path, but GET, PUT and DELETE /memories/{id} are three routes."""
-    methods = {method for route in router.routes if isinstance(route, APIRoute) and route.path_regex.match(path)
+    methods = {method for included in routers for route in included.routes
+               if isinstance(route, APIRoute | Route) and route.path_regex.match(path)
                for method in route.methods or ()}
     return ", ".join(sorted(methods | ({"HEAD"} if "GET" in methods else set())))
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jiyi.core.filters import split_scope
 from jiyi.errors import Forbidden, Unauthorized
 
 
@@ -22,6 +23,12 @@ from jiyi.errors import Forbidden, Unauthorized
 class Principal:
     kind: str  # "admin" | "user" | "open"
     user_id: str | None = None
+
+    @property
+    def project_id(self) -> str:
+        """The project a key stands for in mem0's platform API (ping, webhooks): a user key is a project of one user,
+        whose webhooks hear only that user's changes; the admin key (or an open server) is the whole server."""
+        return f"user-{self.user_id}" if self.kind == "user" else "default"
 
 
 ADMIN = Principal("admin")
@@ -56,6 +63,14 @@ class AccessPolicy:
             raise Unauthorized("this server needs an API key (X-API-Key or Authorization: Bearer)")
         return OPEN
 
+    @property
+    def has_user_keys(self) -> bool:
+        return bool(self._users)
+
+    @property
+    def has_admin_key(self) -> bool:
+        return self._admin is not None
+
     def require_admin(self, principal: Principal) -> None:
         if principal.kind == "admin" or (principal.kind == "open" and self._admin is None):
             return
@@ -68,7 +83,8 @@ class AccessPolicy:
         """The user_id a request may use: a user key's own, whatever the request says (or refuse a different one)."""
         if principal.kind != "user":
             return user_id
-        asked = [user_id, *_named_users((filters or {}).get("user_id"))]
+        hoisted = split_scope(filters)[0].get("user_id") if isinstance(filters, dict) else None
+        asked = [user_id, hoisted, *_named_users((filters or {}).get("user_id"))]
         if any(asked_id is not None and asked_id != principal.user_id for asked_id in asked):
             raise Forbidden("this API key may only access its own user's memories")
         return principal.user_id

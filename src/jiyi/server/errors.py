@@ -21,6 +21,7 @@ from jiyi.errors import (
     NotSupportedYet,
     Overloaded,
     PayloadTooLarge,
+    RateLimited,
     Unauthorized,
     UnsupportedMediaType,
 )
@@ -30,6 +31,7 @@ log = logging.getLogger("jiyi.server")
 STATUS = (
     (Unauthorized, 401),
     (Forbidden, 403),
+    (RateLimited, 429),
     (PayloadTooLarge, 413),
     (UnsupportedMediaType, 415),
     (InvalidInput, 400),
@@ -65,7 +67,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
 def error_response(exc: JiyiError) -> JSONResponse:
     """The one shape of every error answer: {"detail": "what is wrong and how to fix it"}."""
-    headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if isinstance(exc, Overloaded) else None
+    waits = isinstance(exc, Overloaded | RateLimited)
+    headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if waits else None  # type: ignore[attr-defined]
     return JSONResponse({"detail": str(exc)}, status_code=status_for(exc), headers=headers)
 
 

@@ -30,6 +30,7 @@ class RequestLimits:
     max_query_chars: int = 4_000
     max_metadata_bytes: int = 16_384
     max_json_depth: int = 32
+    rate_per_minute: int = 0  # requests per API key (0: no limit); see RateLimiter
 
     def check_text(self, value: str | None, field: str, limit: int, setting: str) -> None:
         if value is not None and len(value) > limit:
@@ -192,3 +193,4 @@ class BodyGuard:
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
+

@@ -3,19 +3,36 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response, Security
 from fastapi.responses import PlainTextResponse, RedirectResponse
+from fastapi.security import APIKeyHeader
 from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from jiyi.core.filters import split_scope
 from jiyi.errors import InvalidInput, NotFound
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy, Principal, presented_key
 from jiyi.server.limits import RequestLimits
 from jiyi.server.metrics import Metrics
+from jiyi.server.responses import (
+    AddAccepted,
+    AddResult,
+    Context,
+    Event,
+    Health,
+    HistoryRow,
+    Maintenance,
+    MemoryItem,
+    MemoryList,
+    Message,
+    SearchResults,
+    answers,
+)
 from jiyi.server.schemas import ContextBody, ErrorBody, MemoryCreate, MemoryUpdate, SearchBody
 from jiyi.server.state import ServerState
 from jiyi.wiring import redact
@@ -27,6 +44,7 @@ _ERRORS = {
     401: "an API key is needed, or the key is unknown",
     403: "the key may not do this (another user's memories, an admin route)",
     413: "the body or a field is larger than the limit `detail` names",
+    429: "this key sent more requests than its rate allows; retry after the Retry-After header's seconds",
     415: "the body is not JSON",
     422: "a field has the wrong type or is out of range; `detail` lists where",
     503: "a backend is unavailable or the server is overloaded; retry after the Retry-After header's seconds",
@@ -58,12 +76,25 @@ def limits(request: Request) -> RequestLimits:
     return state(request).limits
 
 
+# The two ways to present a key, as OpenAPI security schemes (a generated client knows where the key goes).
+API_KEY_HEADER = APIKeyHeader(name="X-API-Key", scheme_name="X-API-Key", auto_error=False,
+                              description="a jiyi API key (a user's key, or the admin key)")
+AUTHORIZATION_HEADER = APIKeyHeader(name="Authorization", scheme_name="Authorization", auto_error=False,
+                                    description='"Bearer <key>", or "Token <key>" as mem0\'s SDKs send it')
+
+
 def principal(
     request: Request,
-    x_api_key: Annotated[str | None, Header()] = None,
-    authorization: Annotated[str | None, Header()] = None,
+    x_api_key: Annotated[str | None, Security(API_KEY_HEADER)] = None,
+    authorization: Annotated[str | None, Security(AUTHORIZATION_HEADER)] = None,
 ) -> Principal:
-    return state(request).policy.identify(presented_key(x_api_key, authorization))
+    key = presented_key(x_api_key, authorization)
+    who = state(request).policy.identify(key)
+    # Counted per key once it is known to be good (an unknown key was refused above), else per address.
+    address = request.client.host if request.client else ""
+    caller = hashlib.sha256(key.encode()).hexdigest() if key else f"addr:{address}"
+    state(request).rate.check(caller)
+    return who
 
 
 def require_admin(request: Request, who: Annotated[Principal, Depends(principal)]) -> None:
@@ -79,7 +110,9 @@ Admin = Depends(require_admin)
 
 def _require_scope(user_id: str | None, agent_id: str | None, run_id: str | None,
                    filters: dict[str, Any] | None = None) -> None:
-    ids = [user_id, agent_id, run_id, *((filters or {}).get(k) for k in ("user_id", "agent_id", "run_id"))]
+    named = split_scope(filters)[0] if isinstance(filters, dict) else {}  # also inside {"AND": [...]}
+    ids = [user_id, agent_id, run_id, *((filters or {}).get(k) for k in ("user_id", "agent_id", "run_id")),
+           *named.values()]
     if not any(ids):
         raise InvalidInput("at least one of user_id, agent_id or run_id is required")
 
@@ -108,7 +141,7 @@ async def root() -> RedirectResponse:
     return RedirectResponse("/docs")
 
 
-@router.get("/health", tags=["ops"])
+@router.get("/health", tags=["ops"], response_model=None, responses=answers(Health))
 async def health(request: Request) -> dict[str, Any]:
     """Cheap enough for a liveness probe: one indexed read, no counting (counts are in /metrics)."""
     current = memory(request)
@@ -123,7 +156,7 @@ async def prometheus(m: MetricsDep) -> PlainTextResponse:
     return PlainTextResponse(body, media_type=CONTENT_TYPE_LATEST)
 
 
-@router.post("/configure", tags=["admin"], dependencies=[Admin])
+@router.post("/configure", tags=["admin"], dependencies=[Admin], response_model=None, responses=answers(Message))
 async def configure(config: dict[str, Any], request: Request) -> dict[str, str]:
     await state(request).reconfigure(config)
     return {"message": "Configuration set successfully"}
@@ -134,8 +167,10 @@ async def get_configuration(m: MemoryDep) -> dict[str, Any]:
     return redact(m.config)
 
 
-@router.post("/memories", tags=["memories"], responses={
-    202: {"description": "async_mode: the turn is stored; poll GET /events/{event_id}"}, **NOT_FOUND})
+@router.post("/memories", tags=["memories"], response_model=None, responses={
+    **answers(AddResult, description="the changes the add made"),
+    202: {"model": AddAccepted, "description": "async_mode: the turn is stored; poll GET /events/{event_id}"},
+    **NOT_FOUND, **CHANGED})
 async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits,
                      response: Response,
                      idempotency_key: Annotated[str | None, Header(max_length=256, description=(
@@ -172,7 +207,7 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
     return result
 
 
-@router.get("/events/{event_id}", tags=["memories"], responses=NOT_FOUND)
+@router.get("/events/{event_id}", tags=["memories"], response_model=None, responses=answers(Event, NOT_FOUND))
 @router.get("/v1/event/{event_id}/", include_in_schema=False)  # the path mem0's platform clients poll
 async def get_event(event_id: str, m: MemoryDep, who: Caller) -> dict[str, Any]:
     """The extraction state of a turn added with async_mode (or any infer=True add): status, results, attempts."""
@@ -182,8 +217,9 @@ async def get_event(event_id: str, m: MemoryDep, who: Caller) -> dict[str, Any]:
     return event
 
 
-@router.get("/memories", tags=["memories"])
+@router.get("/memories", tags=["memories"], response_model=None, responses=answers(MemoryList))
 async def list_memories(
+    request: Request,
     m: MemoryDep,
     who: Caller,
     user_id: str | None = None,
@@ -196,17 +232,24 @@ async def list_memories(
                                                         "(category \"message\"); by default only memories")] = False,
 ) -> dict[str, Any]:
     user_id = AccessPolicy.bind_user(who, user_id)
-    _require_scope(user_id, agent_id, run_id)
+    if not any((user_id, agent_id, run_id)):
+        # Everyone's memories, as mem0's server lists them: only for the admin (or a server without keys).
+        state(request).policy.require_admin(who)
+        if top_k is not None and limit is not None and top_k != limit:
+            raise InvalidInput("give the result count once, as limit or as top_k")
+        page = await m.get_page(page_size=top_k or limit or 100, show_expired=show_expired,
+                                include_messages=include_messages, every_scope=True)
+        return {"results": page["results"]}
     return await m.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, top_k=top_k, limit=limit,
                            show_expired=show_expired, include_messages=include_messages)
 
 
-@router.get("/memories/{memory_id}", tags=["memories"], responses=NOT_FOUND)
+@router.get("/memories/{memory_id}", tags=["memories"], response_model=None, responses=answers(MemoryItem, NOT_FOUND))
 async def get_memory(memory_id: str, m: MemoryDep, who: Caller) -> dict[str, Any]:
     return await _owned(m, who, memory_id)
 
 
-@router.post("/search", tags=["memories"])
+@router.post("/search", tags=["memories"], response_model=None, responses=answers(SearchResults))
 async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits) -> dict[str, Any]:
     cap.check_query(body.query)
     user_id = AccessPolicy.bind_user(who, body.user_id, body.filters)
@@ -221,7 +264,7 @@ async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep, who: Caller, ca
     return result
 
 
-@router.post("/context", tags=["memories"])
+@router.post("/context", tags=["memories"], response_model=None, responses=answers(Context))
 async def context(body: ContextBody, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits) -> dict[str, Any]:
     """For chat clients, before each reply: the memory block for this conversation and the messages with it
     appended to the first system message. Query enhancement: the last user message, then the recent conversation,
@@ -244,7 +287,8 @@ async def context(body: ContextBody, m: MemoryDep, mx: MetricsDep, who: Caller, 
     return result
 
 
-@router.put("/memories/{memory_id}", tags=["memories"], responses={**NOT_FOUND, **CHANGED})
+@router.put("/memories/{memory_id}", tags=["memories"], response_model=None,
+            responses=answers(Message, NOT_FOUND, CHANGED))
 async def update_memory(
     memory_id: str, body: MemoryUpdate, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits,
     if_match: Annotated[str | None, Header(description="a memory version (GET's `version`), optionally quoted as "
@@ -267,14 +311,15 @@ async def update_memory(
     return result
 
 
-@router.get("/memories/{memory_id}/history", tags=["memories"], responses=NOT_FOUND)
+@router.get("/memories/{memory_id}/history", tags=["memories"], response_model=None,
+            responses=answers(list[HistoryRow], NOT_FOUND))
 async def memory_history(memory_id: str, m: MemoryDep, who: Caller) -> list[dict[str, Any]]:
     if who.kind == "user":
         await _owned(m, who, memory_id)  # deleted memories' history stays admin-only for user keys
     return await m.history(memory_id)
 
 
-@router.delete("/memories/{memory_id}", tags=["memories"], responses=NOT_FOUND)
+@router.delete("/memories/{memory_id}", tags=["memories"], response_model=None, responses=answers(Message, NOT_FOUND))
 async def delete_memory(memory_id: str, m: MemoryDep, mx: MetricsDep, who: Caller) -> dict[str, str]:
     await _owned(m, who, memory_id)
     result = await m.delete(memory_id)
@@ -282,7 +327,7 @@ async def delete_memory(memory_id: str, m: MemoryDep, mx: MetricsDep, who: Calle
     return result
 
 
-@router.delete("/memories", tags=["memories"], dependencies=[Admin])
+@router.delete("/memories", tags=["memories"], dependencies=[Admin], response_model=None, responses=answers(Message))
 async def delete_all_memories(
     m: MemoryDep, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
 ) -> dict[str, str]:
@@ -290,13 +335,14 @@ async def delete_all_memories(
     return await m.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id)
 
 
-@router.post("/maintain", tags=["admin"], dependencies=[Admin])
+@router.post("/maintain", tags=["admin"], dependencies=[Admin], response_model=None,
+             responses=answers(Maintenance))
 async def maintain(request: Request, user_id: str | None = None) -> dict[str, Any]:
     """Run a lifecycle pass now (the server also runs one every JIYI_MAINTENANCE_INTERVAL seconds): decay,
     forgetting, review, consolidation, purge; for one user or every user."""
     return await state(request).maintain(user_id)
 
 
-@router.post("/reset", tags=["admin"], dependencies=[Admin])
+@router.post("/reset", tags=["admin"], dependencies=[Admin], response_model=None, responses=answers(Message))
 async def reset(m: MemoryDep) -> dict[str, str]:
     return await m.reset()

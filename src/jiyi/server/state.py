@@ -1,4 +1,4 @@
-"""What the server owns for its lifetime: the Memory, the metrics, the access policy, the request limits."""
+"""What the server owns for its lifetime: the Memory, the metrics, the access policy, the request limits and rates."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy
 from jiyi.server.limits import RequestLimits
 from jiyi.server.metrics import Metrics
+from jiyi.server.rate_limit import RateLimiter
 
 
 class ServerState:
@@ -16,6 +17,7 @@ class ServerState:
         self.memory = memory
         self.policy = policy
         self.limits = limits
+        self.rate = RateLimiter(limits.rate_per_minute)
         self.metrics = Metrics(lambda: self.memory.store.count(), count_turns=lambda: self.memory.store.turn_counts())
         self._lock = asyncio.Lock()
 

@@ -166,6 +166,50 @@ def m012_requests(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX requests_created ON requests(created_at)")
 
 
+WEBHOOK_CURSOR = "webhooks.cursor"  # the state row: how far the webhook fan-out has read the history table
+
+
+@migration
+def m013_webhooks(db: sqlite3.Connection) -> None:
+    # Webhooks and their durable delivery queue. The history table is the change log they are fed from: its rowid
+    # order is commit order (writers take the write lock for the whole transaction), read past a cursor.
+    db.execute(
+        """
+        CREATE TABLE webhooks (
+            id TEXT PRIMARY KEY,
+            project_id TEXT NOT NULL, user_id TEXT,
+            name TEXT NOT NULL, url TEXT NOT NULL, event_types TEXT NOT NULL, secret TEXT NOT NULL,
+            is_active INTEGER NOT NULL, after_change INTEGER NOT NULL,
+            created_at TEXT NOT NULL, updated_at TEXT,
+            last_status TEXT, last_status_code INTEGER, last_error TEXT, last_attempt_at TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX webhooks_project ON webhooks(project_id, created_at)")
+    db.execute(
+        """
+        CREATE TABLE webhook_deliveries (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+            change_id TEXT NOT NULL, event_type TEXT NOT NULL, body TEXT NOT NULL,
+            status TEXT NOT NULL, attempts INTEGER NOT NULL, next_attempt_at TEXT NOT NULL, lease_until TEXT,
+            last_status_code INTEGER, last_error TEXT,
+            created_at TEXT NOT NULL, updated_at TEXT,
+            UNIQUE (webhook_id, change_id)
+        )
+        """
+    )
+    # The sender's question: which deliveries are due. Finished ones stay out of this index.
+    db.execute("CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at, rowid)"
+               " WHERE status = 'pending'")
+    db.execute("CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries(webhook_id, rowid)")
+    db.execute("CREATE INDEX webhook_deliveries_finished ON webhook_deliveries(updated_at) WHERE status != 'pending'")
+    # A store that already has history starts its log here: what happened before webhooks existed is not news.
+    db.execute("INSERT OR REPLACE INTO state (key, value) SELECT ?, CAST(coalesce(max(rowid), 0) AS TEXT) FROM history",
+               (WEBHOOK_CURSOR,))
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

@@ -9,6 +9,7 @@ dropped as a whole when `PRAGMA data_version` says another process wrote to the 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import threading
@@ -25,7 +26,7 @@ from jiyi.core.filters import Condition, Logic, Node
 from jiyi.core.text import analyze_for_index, has_cjk
 from jiyi.errors import Conflict, EmbeddingMismatch, InvalidInput
 from jiyi.records import Category, HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord, TurnStatus
-from jiyi.stores.base import ScoredId
+from jiyi.stores.base import Entity, ScoredId
 from jiyi.stores.sqlite.codec import (
     MEMORY_COLUMNS,
     TURN_COLUMNS,
@@ -33,14 +34,16 @@ from jiyi.stores.sqlite.codec import (
     history_to_row,
     memory_to_row,
     message_to_row,
+    parse_datetime,
     row_to_history,
     row_to_memory,
     row_to_message,
     row_to_turn,
     turn_to_row,
 )
-from jiyi.stores.sqlite.migrations import migrate
+from jiyi.stores.sqlite.migrations import WEBHOOK_CURSOR, migrate
 from jiyi.stores.sqlite.sql_filters import to_sql
+from jiyi.webhooks.model import Change, DeliveryStatus, Webhook, WebhookDelivery
 
 _SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 _INSERT_MEMORY = (
@@ -102,6 +105,54 @@ def _check_version(memory_id: str, current: int, expected: int | None) -> None:
     # Read and checked inside the write transaction: no other writer (thread or process) can move it meanwhile.
     if expected is not None and current != expected:
         raise Conflict(f"memory {memory_id} is at version {current}, not {expected}: it changed since it was read")
+
+
+_WEBHOOK_COLUMNS = ("id", "project_id", "user_id", "name", "url", "event_types", "secret", "is_active", "after_change",
+                    "created_at", "updated_at", "last_status", "last_status_code", "last_error", "last_attempt_at")
+_DELIVERY_COLUMNS = ("id", "webhook_id", "change_id", "event_type", "body", "status", "attempts", "next_attempt_at",
+                     "lease_until", "last_status_code", "last_error", "created_at", "updated_at")
+# A delivery is queued only while its webhook exists (a delete may land between the fan-out's read and its write).
+_ENQUEUE_DELIVERY = (f"INSERT OR IGNORE INTO webhook_deliveries ({', '.join(_DELIVERY_COLUMNS)}) "
+                     f"SELECT {', '.join('?' for _ in _DELIVERY_COLUMNS)} WHERE EXISTS "
+                     "(SELECT 1 FROM webhooks WHERE id = ?)")
+_DUE_DELIVERIES = ("FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.status = 'pending' "
+                   "AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until < ?) AND w.is_active = 1")
+
+
+def _webhook_to_row(webhook: Webhook) -> tuple[Any, ...]:
+    return (webhook.id, webhook.project_id, webhook.user_id, webhook.name, webhook.url, json.dumps(webhook.event_types),
+            webhook.secret, int(webhook.is_active), webhook.after_change, format_datetime(webhook.created_at),
+            format_datetime(webhook.updated_at), webhook.last_status, webhook.last_status_code, webhook.last_error,
+            format_datetime(webhook.last_attempt_at))
+
+
+def _row_to_webhook(row: sqlite3.Row) -> Webhook:
+    return Webhook(
+        id=row["id"], project_id=row["project_id"], user_id=row["user_id"], name=row["name"], url=row["url"],
+        event_types=json.loads(row["event_types"]), secret=row["secret"], is_active=bool(row["is_active"]),
+        after_change=row["after_change"], created_at=parse_datetime(row["created_at"]) or datetime.now(UTC),
+        updated_at=parse_datetime(row["updated_at"]), last_status=row["last_status"],
+        last_status_code=row["last_status_code"], last_error=row["last_error"],
+        last_attempt_at=parse_datetime(row["last_attempt_at"]),
+    )
+
+
+def _delivery_to_row(delivery: WebhookDelivery) -> tuple[Any, ...]:
+    return (delivery.id, delivery.webhook_id, delivery.change_id, delivery.event_type, delivery.body,
+            delivery.status.value, delivery.attempts, format_datetime(delivery.next_attempt_at),
+            format_datetime(delivery.lease_until), delivery.last_status_code, delivery.last_error,
+            format_datetime(delivery.created_at), format_datetime(delivery.updated_at))
+
+
+def _row_to_delivery(row: sqlite3.Row) -> WebhookDelivery:
+    return WebhookDelivery(
+        id=row["id"], webhook_id=row["webhook_id"], change_id=row["change_id"], event_type=row["event_type"],
+        body=row["body"], status=DeliveryStatus(row["status"]), attempts=row["attempts"],
+        next_attempt_at=parse_datetime(row["next_attempt_at"]) or datetime.now(UTC),
+        lease_until=parse_datetime(row["lease_until"]), last_status_code=row["last_status_code"],
+        last_error=row["last_error"], created_at=parse_datetime(row["created_at"]) or datetime.now(UTC),
+        updated_at=parse_datetime(row["updated_at"]),
+    )
 
 
 _CATEGORY_CODES = {category.value: code for code, category in enumerate(Category)}
@@ -366,6 +417,8 @@ class SqliteStore:
         with self._write() as db:
             for table in ("memories", "history", "messages", "memory_fts", "meta", "turns", "state"):
                 db.execute(f"DELETE FROM {table}")
+            # Webhooks stay; the change log starts again from its first row, and they hear it from there.
+            db.execute("UPDATE webhooks SET after_change = 0")
         self._drop_cache()
         self._dims = 0
 
@@ -441,18 +494,47 @@ class SqliteStore:
         where: Node | None = None,
         limit: int | None = None,
         include_expired: bool = False,
+        offset: int = 0,
+        every_scope: bool = False,
     ) -> list[MemoryRecord]:
         params: list[Any] = []
-        clauses = [_scope_sql(scope.require(), params), self._live_clause(params, include_expired),
+        clauses = [_scope_sql(scope if every_scope else scope.require(), params),
+                   self._live_clause(params, include_expired),
                    to_sql(where, params)]
         sql = (f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE {' AND '.join(clauses)} "
                "ORDER BY created_at DESC, rowid DESC")
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
+        if limit is not None or offset:
+            sql += " LIMIT ? OFFSET ?"
+            params.extend((-1 if limit is None else int(limit), int(offset)))
         with self._lock:
             rows = self._db.execute(sql, params).fetchall()
         return [row_to_memory(row) for row in rows]
+
+    def count_records(self, scope: Scope, where: Node | None = None, include_expired: bool = False,
+                      every_scope: bool = False) -> int:
+        params: list[Any] = []
+        clauses = [_scope_sql(scope if every_scope else scope.require(), params),
+                   self._live_clause(params, include_expired),
+                   to_sql(where, params)]
+        with self._lock:
+            (total,) = self._db.execute(f"SELECT COUNT(*) FROM memories WHERE {' AND '.join(clauses)}",
+                                        params).fetchone()
+        return int(total)
+
+    def entities(self, user_id: str | None = None) -> list[Entity]:
+        found: list[Entity] = []
+        for kind, column in (("user", "user_id"), ("agent", "agent_id"), ("run", "run_id")):
+            params: list[Any] = [Category.MESSAGE.value]
+            sql = (f"SELECT {column}, COUNT(*), MIN(created_at), MAX(COALESCE(updated_at, created_at)) FROM memories "
+                   f"WHERE deleted_at IS NULL AND category != ? AND {column} IS NOT NULL")
+            if user_id is not None:
+                sql += " AND user_id = ?"
+                params.append(user_id)
+            with self._lock:
+                rows = self._db.execute(sql + f" GROUP BY {column} ORDER BY {column}", params).fetchall()
+            found.extend(Entity(kind, name, count, datetime.fromisoformat(first), datetime.fromisoformat(last))
+                         for name, count, first, last in rows)
+        return found
 
     def _scope_vectors(self, scope: Scope) -> _ScopeVectors:
         cached = self._vectors.get(scope)
@@ -711,3 +793,114 @@ class SqliteStore:
                 f"SELECT layer, COUNT(*) FROM memories WHERE {where} AND deleted_at IS NULL GROUP BY layer", params
             ).fetchall()
         return {row[0]: row[1] for row in rows}
+
+    # --- webhooks and their delivery queue ------------------------------------------------------------------
+
+    def add_webhook(self, webhook: Webhook) -> None:
+        with self._write() as db:
+            webhook.after_change = int(db.execute("SELECT coalesce(max(rowid), 0) FROM history").fetchone()[0])
+            db.execute(f"INSERT INTO webhooks ({', '.join(_WEBHOOK_COLUMNS)}) "
+                       f"VALUES ({', '.join('?' for _ in _WEBHOOK_COLUMNS)})", _webhook_to_row(webhook))
+
+    def get_webhook(self, webhook_id: str) -> Webhook | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM webhooks WHERE id = ?", (webhook_id,)).fetchone()
+        return _row_to_webhook(row) if row else None
+
+    def list_webhooks(self, project_id: str | None = None) -> list[Webhook]:
+        sql, params = "SELECT * FROM webhooks", []
+        if project_id is not None:
+            sql, params = sql + " WHERE project_id = ?", [project_id]
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY created_at, id", params).fetchall()
+        return [_row_to_webhook(row) for row in rows]
+
+    def save_webhook(self, webhook: Webhook) -> None:
+        with self._write() as db:
+            db.execute("UPDATE webhooks SET name = ?, url = ?, event_types = ?, is_active = ?, updated_at = ? "
+                       "WHERE id = ?", (webhook.name, webhook.url, json.dumps(webhook.event_types),
+                                        int(webhook.is_active), format_datetime(webhook.updated_at), webhook.id))
+
+    def delete_webhook(self, webhook_id: str) -> bool:
+        with self._write() as db:  # its deliveries go with it (ON DELETE CASCADE)
+            return db.execute("DELETE FROM webhooks WHERE id = ?", (webhook_id,)).rowcount == 1
+
+    def changes_after(self, position: int, limit: int) -> list[Change]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT h.rowid AS position, h.*, r.reason, m.id AS memory_row, m.user_id, m.agent_id, m.run_id, "
+                "m.category FROM history h LEFT JOIN history_reason r ON r.history_id = h.id "
+                "LEFT JOIN memories m ON m.id = h.memory_id WHERE h.rowid > ? ORDER BY h.rowid LIMIT ?",
+                (int(position), int(limit)),
+            ).fetchall()
+        return [Change(row["position"], row_to_history(row),
+                       Scope(row["user_id"], row["agent_id"], row["run_id"]) if row["memory_row"] else None,
+                       row["category"]) for row in rows]
+
+    def webhook_cursor(self) -> int:
+        return int(self.get_state(WEBHOOK_CURSOR) or 0)
+
+    def enqueue_deliveries(self, deliveries: Sequence[WebhookDelivery], cursor: int, new_cursor: int) -> bool:
+        with self._write() as db:
+            row = db.execute("SELECT value FROM state WHERE key = ?", (WEBHOOK_CURSOR,)).fetchone()
+            if int(row[0] if row else 0) != cursor:
+                return False
+            db.executemany(_ENQUEUE_DELIVERY, [(*_delivery_to_row(d), d.webhook_id) for d in deliveries])
+            db.execute("INSERT INTO state (key, value) VALUES (?, ?)"
+                       " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (WEBHOOK_CURSOR, str(new_cursor)))
+        return True
+
+    def claim_deliveries(self, now: datetime, lease_until: datetime, limit: int,
+                         exclude_webhooks: Sequence[str] = ()) -> list[WebhookDelivery]:
+        stamp = format_datetime(now)
+        due, params = _DUE_DELIVERIES, [stamp, stamp]
+        if exclude_webhooks:
+            due += f" AND d.webhook_id NOT IN ({', '.join('?' for _ in exclude_webhooks)})"
+            params += list(exclude_webhooks)
+        with self._lock:  # a read first: an idle sender polls without taking the write lock
+            if self._db.execute(f"SELECT 1 {due} LIMIT 1", params).fetchone() is None:
+                return []
+        with self._write() as db:  # BEGIN IMMEDIATE: two processes never claim the same delivery
+            rows = db.execute(f"SELECT * FROM webhook_deliveries WHERE rowid IN (SELECT min(d.rowid) {due} "
+                              "GROUP BY d.webhook_id) ORDER BY rowid LIMIT ?", [*params, int(limit)]).fetchall()
+            deliveries = [_row_to_delivery(row) for row in rows]
+            for delivery in deliveries:
+                delivery.lease_until = lease_until
+            db.executemany("UPDATE webhook_deliveries SET lease_until = ? WHERE id = ?",
+                           [(format_datetime(lease_until), d.id) for d in deliveries])
+        return deliveries
+
+    def record_attempt(self, delivery: WebhookDelivery, when: datetime) -> None:
+        delivery.lease_until, delivery.updated_at = None, when
+        with self._write() as db:
+            db.execute("UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, "
+                       "lease_until = NULL, last_status_code = ?, last_error = ?, updated_at = ? WHERE id = ?",
+                       (delivery.status.value, delivery.attempts, format_datetime(delivery.next_attempt_at),
+                        delivery.last_status_code, delivery.last_error, format_datetime(when), delivery.id))
+            db.execute("UPDATE webhooks SET last_status = ?, last_status_code = ?, last_error = ?, last_attempt_at = ?"
+                       " WHERE id = ?", (delivery.status.value, delivery.last_status_code, delivery.last_error,
+                                         format_datetime(when), delivery.webhook_id))
+
+    def release_deliveries(self, delivery_ids: Sequence[str]) -> None:
+        if not delivery_ids:
+            return
+        with self._write() as db:
+            db.executemany("UPDATE webhook_deliveries SET lease_until = NULL WHERE id = ? AND status = 'pending'",
+                           [(delivery_id,) for delivery_id in delivery_ids])
+
+    def list_deliveries(self, webhook_id: str, limit: int = 50) -> list[WebhookDelivery]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY rowid DESC LIMIT ?",
+                                    (webhook_id, int(limit))).fetchall()
+        return [_row_to_delivery(row) for row in rows]
+
+    def delivery_counts(self, webhook_id: str) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute("SELECT status, COUNT(*) FROM webhook_deliveries WHERE webhook_id = ? "
+                                    "GROUP BY status", (webhook_id,)).fetchall()
+        return {row[0]: row[1] for row in rows}
+
+    def prune_deliveries(self, finished_before: datetime) -> int:
+        with self._write() as db:
+            return db.execute("DELETE FROM webhook_deliveries WHERE status != 'pending' AND updated_at < ?",
+                              (format_datetime(finished_before),)).rowcount
