@@ -147,3 +147,25 @@ def test_rest_lists_messages_on_request_and_never_for_another_user(client: httpx
     found = client.post("/search", json={"query": "天气", "user_id": "u"}).json()["results"]
     assert found and found[0]["category"] == Category.MESSAGE.value
     assert client.post("/search", json={"query": "天气", "user_id": "v"}).json()["results"] == []
+
+
+def test_the_conversation_being_answered_is_not_recalled_as_its_own_memory(memory: Memory) -> None:
+    # A chat client saved the conversation (question included) before asking for its memories: those messages are in
+    # the prompt already, so finding them again would be an echo, and it would hide that nothing relevant is known.
+    earlier = "the sunset over the lake was unreal last week"
+    memory.add([{"role": "user", "content": earlier}], user_id="u")
+    chat = [{"role": "user", "content": "my cat knocked the plant over again this morning"},
+            {"role": "assistant", "content": "oh no, is the plant alright?"},
+            {"role": "user", "content": "is the plant alright after what my cat did?"}]
+    memory.add(chat, user_id="u")  # saved before the reply, as SillyTavern's plugin does
+
+    recalled = memory.context(chat, user_id="u", min_relevance=0.2, top_k=5)
+    said_here = {m["content"] for m in chat}
+    assert recalled["memories"], "the fact extracted from the saved turn is a memory like any other"
+    assert not said_here & {m["memory"] for m in recalled["memories"]}
+    assert all(m["category"] != "message" for m in recalled["memories"])
+    # A message of another conversation is still found, and /search itself hides nothing.
+    found = memory.context([{"role": "user", "content": "what was the sunset over the lake like?"}], user_id="u")
+    assert [m["memory"] for m in found["memories"]] == [earlier]
+    searched = {hit["memory"] for hit in memory.search("is the plant alright?", user_id="u", top_k=10)["results"]}
+    assert "oh no, is the plant alright?" in searched

@@ -127,6 +127,7 @@ class RecallRequest:
 
 
 STAGE_NAMES = ("question", "context", "rewrite")
+MAX_ECHOES = 20  # extra candidates asked for, so that echoes of the prompt's own messages do not crowd out memories
 
 
 def injected_text(record: MemoryRecord) -> str:
@@ -271,12 +272,20 @@ class ReadPath:
         count = settings.context_messages if request.context_messages is None else request.context_messages
         recent = recent_conversation(request.messages, index, count)
 
+        # A message of this very conversation, kept as evidence when the client saved the chat, is already in the
+        # prompt: finding it again is an echo, not a memory (it would match the question or the context word for word).
+        in_prompt = {_said(m.content) for m in request.messages}
+        echoes = min(len(in_prompt), MAX_ECHOES)
+
         async def attempt(name: str, query: str, spent_ms: float = 0.0, detail: str | None = None) -> list[SearchHit]:
             started = time.perf_counter()
-            search = SearchRequest(query, request.scope, top_k=request.top_k, where=request.where)
+            search = SearchRequest(query, request.scope, top_k=request.top_k + echoes, where=request.where)
             retrieval = await self.search(search, refresh=False, timeout=max(deadline - time.monotonic(), 0.001))
-            relevant = [h for h in retrieval.hits if h.relevance >= min_relevance]
-            best = max((h.relevance for h in retrieval.hits), default=0.0)
+            hits = [h for h in retrieval.hits
+                    if h.record.category is not Category.MESSAGE or _said(h.record.content) not in in_prompt]
+            hits = hits[:request.top_k]
+            relevant = [h for h in hits if h.relevance >= min_relevance]
+            best = max((h.relevance for h in hits), default=0.0)
             stages.append(Stage(name, "hit" if relevant else "miss", query, best, len(relevant),
                                 spent_ms + (time.perf_counter() - started) * 1000, detail))
             return relevant
@@ -373,6 +382,11 @@ class ReadPath:
             "error": None,
             "elapsed_ms": _elapsed_ms(started),
         }
+
+
+def _said(text: str) -> str:
+    """A message's words, spacing aside, to tell the same message sent again."""
+    return " ".join(text.split())
 
 
 def _elapsed_ms(since: float) -> float:
