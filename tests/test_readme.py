@@ -55,7 +55,7 @@ def test_curl_examples_run(tmp_path: Path) -> None:
 
 
 def test_command_line_example_runs(tmp_path: Path) -> None:
-    [example] = [block for block in blocks("bash") if ".venv/bin/jiyi" in block]
+    [example] = [block for block in blocks("bash") if ".venv/bin/jiyi add" in block]
     venv_bin = Path(sys.executable).parent
     # The example as a new user runs it from the checkout; here the venv is the one running the tests, the data
     # directory a fresh one, and the embedder the default (as `make serve` runs it).
@@ -92,3 +92,23 @@ def test_mem0_sdk_example_runs(tmp_path: Path) -> None:
         result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
                                 timeout=120, check=True, env={"MEM0_TELEMETRY": "false", "HOME": str(tmp_path)})
     assert result.stdout.strip() == "我下个月去成都出差"
+
+
+def test_keys_example_runs(tmp_path: Path) -> None:
+    [example] = [block for block in blocks("bash") if "jiyi keys create" in block]
+    jiyi = str(Path(sys.executable).parent / "jiyi")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "JIYI_HOME": str(tmp_path / "home")}
+    create, revoke = example.split(".venv/bin/jiyi keys revoke")
+    result = subprocess.run(["bash", "-ec", create.replace(".venv/bin/jiyi", jiyi)], env=env, capture_output=True,
+                            text=True, timeout=120, check=True)
+    decoder, text, outputs = json.JSONDecoder(), result.stdout.strip(), []
+    while text:
+        document, end = decoder.raw_decode(text)
+        outputs.append(document)
+        text = text[end:].strip()
+    phone, helper, listed = outputs
+    assert phone["key"].startswith("jiyi_") and (helper["agent_id"], helper["scope"]) == ("helper", "read")
+    assert {k["id"] for k in listed} == {phone["id"], helper["id"]} and all("key" not in k for k in listed)
+    revoked = subprocess.run(["bash", "-ec", (jiyi + " keys revoke" + revoke).replace("KEY_ID", phone["id"])],
+                             env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(revoked.stdout) == {"revoked": phone["id"]}

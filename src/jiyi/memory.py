@@ -200,6 +200,7 @@ class AsyncMemory:
         async_mode: bool = False,
         injected_memory_ids: list[str] | None = None,
         idempotency_key: str | None = None,
+        importance: float | None = None,
     ) -> dict[str, Any]:
         """Store a chat turn and remember what is worth remembering in it.
 
@@ -208,7 +209,8 @@ class AsyncMemory:
         poll (`get_event`); a worker (the server runs one) does the rest. `injected_memory_ids`: the memories the
         assistant was given for this reply; those that shaped it gain importance (BOOST).
         infer=False: every non-system message becomes a memory as it is, as in mem0; a reply's vector is made with
-        the other party's message before it (see core.messages.in_conversation).
+        the other party's message before it (see core.messages.in_conversation). `importance` (0-1) is where such a
+        memory starts on the forgetting curve (default 0.5); with infer=True each fact's own is assessed.
 
         `idempotency_key`: the caller's key for this add (HTTP: the Idempotency-Key header). An add sent again with
         the same key by the same owner within a day stores nothing and answers what the first one answered (a retry
@@ -221,7 +223,7 @@ class AsyncMemory:
             request = dict(messages=messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
                            infer=infer, memory_type=memory_type, prompt=prompt, timestamp=timestamp,
                            expiration_date=expiration_date, filters=filters, async_mode=async_mode,
-                           injected_memory_ids=injected_memory_ids)
+                           injected_memory_ids=injected_memory_ids, importance=importance)
             return await self._add_once(_request_key(scope, idempotency_key), request)
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInput("metadata must be an object")
@@ -231,12 +233,17 @@ class AsyncMemory:
         if injected_memory_ids is not None and (not isinstance(injected_memory_ids, list)
                                                 or not all(isinstance(i, str) for i in injected_memory_ids)):
             raise InvalidInput("injected_memory_ids must be a list of memory ids")
+        _check_fraction(importance, "importance")
+        if importance is not None and infer:
+            raise InvalidInput("importance is for infer=False adds, which store the text as given; with infer=True "
+                               "each extracted fact's importance is assessed")
         parsed = normalize_messages(messages)
         turn_time = parse_time(timestamp)
         expires = _expiration(expiration_date)
         kind = _memory_type(memory_type)
         if not infer:
-            return await self._run(self._add_raw, parsed, scope, metadata or {}, turn_time, expires, kind)
+            return await self._run(self._add_raw, parsed, scope, metadata or {}, turn_time, expires, kind,
+                                   0.5 if importance is None else float(importance))
         stored = self._stored_messages(parsed, scope, metadata or {}, turn_time, self.clock())
         options: dict[str, Any] = {
             "metadata": metadata or {},
@@ -346,7 +353,7 @@ class AsyncMemory:
         ]
 
     def _add_raw(self, parsed: list[ChatMessage], scope: Scope, metadata: dict[str, Any], turn_time: datetime | None,
-                 expires: datetime | None, kind: MemoryType) -> dict[str, Any]:
+                 expires: datetime | None, kind: MemoryType, importance: float) -> dict[str, Any]:
         now = self.clock()
         stored = self._stored_messages(parsed, scope, metadata, turn_time, now)
         earlier = self.store.list_messages(scope, limit=1)  # before this turn's messages are stored
@@ -363,6 +370,7 @@ class AsyncMemory:
                 actor_id=message.name,
                 role=message.role,
                 memory_type=kind,
+                importance=importance,
                 layer=entry_layer(scope, Category.FACT),
                 category=Category.FACT,
                 source=_SOURCES.get(message.role, Source.USER),
@@ -450,20 +458,27 @@ class AsyncMemory:
                     raise  # the caller asked for this version and no other
         raise Conflict(f"memory {memory_id} kept changing: {CAS_ATTEMPTS} attempts to update it lost the race")
 
-    async def delete(self, memory_id: str, *, reason: str = "deleted by request") -> dict[str, str]:
+    async def delete(self, memory_id: str, *, reason: str | None = None) -> dict[str, str]:
+        """Soft delete. `reason`: why it is forgotten (say, the user asked), kept in the history row; a delete with a
+        reason is a forgetting (webhooks: memory_forget), one without a plain delete (memory_delete)."""
+        if reason is not None:
+            if not isinstance(reason, str) or not reason.strip():
+                raise InvalidInput("reason must be a non-empty string")
+            check_text(reason, "reason")
         await self._run(self._delete, memory_id, reason)
         return {"message": "Memory deleted successfully"}
 
-    def _delete(self, memory_id: str, reason: str) -> None:
+    def _delete(self, memory_id: str, reason: str | None, kept_reason: str = "deleted by request") -> None:
         for _ in range(CAS_ATTEMPTS):
             current = self.store.get(memory_id)
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
             now = self.clock()
             event = HistoryEvent(memory_id, Event.DELETE, current.content, None, created_at=now, updated_at=now,
-                                 is_deleted=True, actor_id=current.actor_id, role=current.role)
+                                 is_deleted=True, actor_id=current.actor_id, role=current.role, reason=reason)
             try:  # history's old_memory is the text deleted, even when an update lands in between
-                self.store.soft_delete(memory_id, reason, event, now, expected_version=current.version)
+                self.store.soft_delete(memory_id, reason or kept_reason, event, now,
+                                       expected_version=current.version)
                 return
             except Conflict:
                 continue
@@ -483,7 +498,7 @@ class AsyncMemory:
 
         def work() -> None:
             for record in self.store.list_records(scope, where, include_expired=True):
-                self._delete(record.id, "deleted with delete_all")
+                self._delete(record.id, None, "deleted with delete_all")
 
         await self._run(work)
         return {"message": "All relevant memories deleted"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     webhook_poll_interval: float = Field(0.5, gt=0, description="seconds between looks for new changes to send")
     webhook_allow_private_urls: bool = Field(False, description="user keys may register webhooks on loopback or "
                                                                 "private addresses (the admin's always may)")
+    mcp_tool_names: Literal["underscore", "dotted"] = Field(
+        "underscore", description='how /mcp names jiyi\'s tools: "underscore" (memory_add, every client) or '
+                                  '"dotted" (memory.add, clients that accept dots)')
     rate_per_minute: int = Field(0, ge=0, description="requests a minute per API key (bursts up to as many), "
                                                       "then 429 with Retry-After; 0: no limit")
 

@@ -134,8 +134,11 @@ def test_serve_refuses_an_open_address_without_keys(tmp_path: Path, host: str) -
 
 
 @pytest.mark.parametrize("how", [["--insecure"], ["env:JIYI_INSECURE=1"], ["env:JIYI_ADMIN_API_KEY=s3cret"],
-                                 ["env:JIYI_API_KEYS={\"k1\": \"alice\"}"]])
+                                 ["env:JIYI_API_KEYS={\"k1\": \"alice\"}"], ["issued"]])
 def test_serve_on_an_open_address_with_keys_or_insecure(tmp_path: Path, how: list[str]) -> None:
+    if how == ["issued"]:  # a key issued with `jiyi keys create` closes the server as well as one in the environment
+        run(tmp_path, "keys", "create", "--user", "alice")
+        how = []
     port = free_port()
     flags = [h for h in how if not h.startswith("env:")]
     extra = dict(h[4:].split("=", 1) for h in how if h.startswith("env:"))

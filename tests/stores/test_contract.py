@@ -336,3 +336,26 @@ def test_an_idempotency_key_is_claimed_once_then_answers_what_the_first_request_
     store.finish_request("k2", None)  # it failed: a retry may run it
     assert store.claim_request("k2", now, day) == (True, None)
     assert store.claim_request("k1", now + 2 * day, day) == (True, None)  # forgotten after `keep`
+
+
+def test_api_keys_are_found_by_hash_listed_touched_and_revoked(store: MemoryStore) -> None:
+    from jiyi.keys import key_hash, new_key
+    from jiyi.stores.base import KeyStore
+
+    assert isinstance(store, KeyStore)
+    assert not store.keys_issued()
+    key, secret = new_key("read", "alice", "helper", "phone")
+    store.add_api_key(key)
+    found = store.api_key_by_hash(key_hash(secret))
+    assert found is not None and (found.id, found.user_id, found.agent_id, found.scope.value) == \
+        (key.id, "alice", "helper", "read")
+    assert store.api_key_by_hash(key_hash(secret + "x")) is None
+    when = datetime(2026, 5, 1, tzinfo=UTC)
+    store.touch_api_key(key.id, when)
+    assert store.list_api_keys()[0].last_used_at == when
+    assert store.revoke_api_key(key.id, when) and not store.revoke_api_key(key.id, when)
+    assert not store.revoke_api_key("key_unknown", when)
+    assert store.api_key_by_hash(key_hash(secret)).revoked_at == when  # type: ignore[union-attr]
+    assert store.keys_issued()  # revoked keys still count: the server stays closed
+    store.reset()
+    assert [k.id for k in store.list_api_keys()] == [key.id]  # a reset of memories keeps the keys

@@ -1,4 +1,4 @@
-"""The `jiyi` command: serve, add, search, list, history, export, import, worker."""
+"""The `jiyi` command: serve, add, search, list, history, export, import, worker, maintain, keys, mcp."""
 
 from __future__ import annotations
 
@@ -58,18 +58,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from jiyi.wiring import redact
 
     settings = _settings(args)
-    if not (_loopback(settings.host) or settings.admin_api_key or settings.api_keys or settings.insecure):
+    keyless = not (_loopback(settings.host) or settings.admin_api_key or settings.api_keys or settings.insecure)
+    if keyless and not _store_has_keys(args):
         # Without keys every route is open: /reset and DELETE /memories to anyone who can reach the address.
         print(f"jiyi: refusing to serve on {settings.host} with no keys: anyone who can reach it could read, change "
-              "and reset every memory. Set JIYI_ADMIN_API_KEY (admin routes) and JIYI_API_KEYS (one key per user), "
-              "or pass --insecure (JIYI_INSECURE=1) if the network itself is trusted.", file=sys.stderr)
+              "and reset every memory. Set JIYI_ADMIN_API_KEY (admin routes) and JIYI_API_KEYS, or issue keys with "
+              "`jiyi keys create` (one key per user), or pass --insecure (JIYI_INSECURE=1) if the network itself is "
+              "trusted.", file=sys.stderr)
         return 2
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     memory = AsyncMemory.from_config(settings.to_config())
     app = create_app(memory, admin_api_key=settings.admin_api_key, user_api_keys=settings.api_keys,
                      cors_origins=settings.cors_origin_list(), maintenance_interval=settings.maintenance_interval,
                      limits=RequestLimits(**settings.request_limits()),
-                     webhooks=WebhookOptions(**settings.webhook_options()))
+                     webhooks=WebhookOptions(**settings.webhook_options()), mcp_tool_names=settings.mcp_tool_names)
     print(f"jiyi {redact(memory.store.url)} · embedder {memory.embedder.model_id} · "
           f"http://{settings.host}:{settings.port}/docs", file=sys.stderr)
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
@@ -133,6 +135,22 @@ def _exit_now(after: float) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """An MCP server over stdio for one user, launched by a desktop client (Claude Desktop, Cursor, Cherry Studio)."""
+    import asyncio
+
+    from jiyi.mcp import Caller, serve_stdio
+    from jiyi.memory import AsyncMemory
+
+    settings = _settings(args)
+    # Standard output carries the protocol: logs go to standard error, and only warnings.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    memory = AsyncMemory.from_config(settings.to_config())
+    asyncio.run(serve_stdio(memory, Caller(args.user_id, args.agent_id), tool_names=args.tool_names))
+    return 0
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -221,6 +239,52 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 1 if report.errors else 0
 
 
+def _key_store(args: argparse.Namespace) -> Any:
+    """The store alone: managing keys needs no embedding model."""
+    from jiyi.stores.base import KeyStore
+    from jiyi.wiring import build_store, normalize_config
+
+    store = build_store(normalize_config(_settings(args).to_config())["store"])
+    if not isinstance(store, KeyStore):
+        store.close()
+        raise JiyiError(f"this store ({type(store).__name__}) cannot keep API keys")
+    return store
+
+
+def _store_has_keys(args: argparse.Namespace) -> bool:
+    try:
+        store = _key_store(args)
+    except JiyiError:
+        return False
+    try:
+        return bool(store.keys_issued())
+    finally:
+        store.close()
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from jiyi.keys import new_key
+    from jiyi.records import utcnow
+
+    store = _key_store(args)
+    try:
+        if args.keys_command == "create":
+            key, secret = new_key(args.scope, args.user, args.agent, args.name)
+            store.add_api_key(key)
+            _print({**key.as_dict(), "key": secret})
+            print("jiyi: this is the only time the key is shown; it is stored hashed", file=sys.stderr)
+        elif args.keys_command == "list":
+            keys = store.list_api_keys()
+            _print([k.as_dict() for k in keys if args.all or k.active])
+        elif not store.revoke_api_key(args.key_id, utcnow()):
+            raise JiyiError(f"no active key {args.key_id!r} (jiyi keys list --all shows every key)")
+        else:
+            _print({"revoked": args.key_id})
+    finally:
+        store.close()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jiyi", description="jiyi (记忆): long-term memory for AI chat assistants")
     common = argparse.ArgumentParser(add_help=False)
@@ -241,6 +305,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--insecure", action="store_true",
                    help="allow a non-loopback --host with no API keys (env JIYI_INSECURE=1); only on a trusted network")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("mcp", parents=[common], help="an MCP server over stdio for one user (Claude Desktop, Cursor…)")
+    p.add_argument("--user-id", "-u", dest="user_id", required=True, help="whose memories the tools use")
+    p.add_argument("--agent-id", "-a", dest="agent_id", help="limit the tools to this agent's memories of the user")
+    p.add_argument("--tool-names", choices=["underscore", "dotted"], default="underscore",
+                   help="memory_add (default: every client takes it) or memory.add (clients that allow dots)")
+    p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser("add", parents=[common, scoped], help="store text as memories (or extract facts: --infer)")
     p.add_argument("text", nargs="+", help="one message per argument")
@@ -282,6 +353,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--once", action="store_true", help="process what is due now, then exit")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between polls when idle")
     p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("keys", help="issue, list and revoke API keys (kept hashed in the store)")
+    keys = p.add_subparsers(dest="keys_command", required=True)
+    k = keys.add_parser("create", parents=[common], help="a new key for one user (printed once)")
+    k.add_argument("--user", help="the user the key reaches (not with --scope admin)")
+    k.add_argument("--agent", help="limit the key to this agent of the user")
+    k.add_argument("--scope", choices=["read", "write", "admin"], default="write",
+                   help="read: search and recall only; write (default): also add, change, forget; admin: every "
+                        "user and the admin routes")
+    k.add_argument("--name", help="a label to tell keys apart in `jiyi keys list`")
+    k.set_defaults(func=cmd_keys)
+    k = keys.add_parser("list", parents=[common], help="the keys (never the keys themselves): user, scope, last use")
+    k.add_argument("--all", action="store_true", help="revoked keys too")
+    k.set_defaults(func=cmd_keys)
+    k = keys.add_parser("revoke", parents=[common], help="revoke a key by its id (key_…); servers stop taking it "
+                                                         "within seconds")
+    k.add_argument("key_id")
+    k.set_defaults(func=cmd_keys)
 
     p = sub.add_parser("maintain", parents=[common], help="run a lifecycle pass: decay, forget, review, consolidate")
     p.add_argument("--user-id", dest="user_id", help="one user (default: every user)")

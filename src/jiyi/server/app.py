@@ -20,9 +20,10 @@ from starlette.routing import Route
 from jiyi import __version__
 from jiyi.jobs.extraction_worker import ExtractionWorker
 from jiyi.jobs.maintenance import MaintenanceScheduler
+from jiyi.mcp.http import McpEndpoint
 from jiyi.memory import AsyncMemory
 from jiyi.server import docs
-from jiyi.server.auth import AccessPolicy
+from jiyi.server.auth import AccessPolicy, presented_key
 from jiyi.server.errors import error_response, install_error_handlers, internal_error_response
 from jiyi.server.limits import BodyGuard, RequestLimits
 from jiyi.server.platform import router as platform_router
@@ -46,16 +47,24 @@ def create_app(
     maintenance_interval: float = 0.0,
     limits: RequestLimits | None = None,
     webhooks: WebhookOptions | None = None,
+    mcp_tool_names: str = "underscore",
 ) -> FastAPI:
     """`user_api_keys` maps API keys to the one user_id each may access (see server/auth.py). `run_worker`: the
     server extracts queued turns (async adds, LLM retries) in the background; turn it off when separate workers do.
     `cors_origins`: browser origins allowed to call the API directly (e.g. a SillyTavern page), "*" for any.
     `maintenance_interval`: seconds between lifecycle passes over every user (0: only on demand, POST /maintain).
     `limits`: the largest body, message, query and metadata accepted (RequestLimits' defaults when omitted).
-    `webhooks`: how deliveries are sent and retried (WebhookOptions' defaults when omitted)."""
+    `webhooks`: how deliveries are sent and retried (WebhookOptions' defaults when omitted).
+    `mcp_tool_names`: how /mcp lists jiyi's tools, "underscore" (memory_add) or "dotted" (memory.add)."""
     limits = limits or RequestLimits()
     webhooks = webhooks or WebhookOptions()
-    state = ServerState(memory, AccessPolicy(admin_api_key, user_api_keys), limits)
+    policy = AccessPolicy(admin_api_key, user_api_keys, store=lambda: state.memory.store)
+    state = ServerState(memory, policy, limits)
+    mcp = McpEndpoint(lambda: state.memory, tool_names=mcp_tool_names, refuse=error_response,
+                      authenticate=lambda r: state.authenticate(presented_key(r.headers.get("x-api-key"),
+                                                                              r.headers.get("authorization")),
+                                                                r.client.host if r.client else ""),
+                      max_text_chars=limits.max_message_chars, max_query_chars=limits.max_query_chars)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -70,7 +79,8 @@ def create_app(
         # a full collection in the middle of a request no longer walks it (~9 ms of a ~28 ms pause, bench/scale.py).
         gc.freeze()
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             gc.unfreeze()  # an app embedded in a longer process (tests) gives its objects back to the collector
             # Bounded: a thread stuck in an embedding or a store call must not hold the shutdown. The worker puts
@@ -113,7 +123,7 @@ def create_app(
             log.exception("unexpected error on %s %s id=%s", request.method, request.url.path, request_id)
             response = internal_error_response()
         if response.status_code == 405:
-            response.headers["Allow"] = allowed_methods(routers, request.url.path)
+            response.headers["Allow"] = allowed_methods(routers, request.url.path) or response.headers.get("Allow", "")
         response.headers["X-Request-ID"] = request_id
         route = request.scope.get("route")
         path = getattr(route, "path", "unmatched")
@@ -129,32 +139,30 @@ def create_app(
             CORSMiddleware,
             allow_origins=list(cors_origins),
             allow_methods=["GET", "POST", "PUT", "DELETE", "OPTIONS"],
-            allow_headers=["Authorization", "Content-Type", "X-API-Key", "X-Request-ID"],
+            allow_headers=["Authorization", "Content-Type", "X-API-Key", "X-Request-ID", "Mcp-Protocol-Version",
+                           "Mcp-Session-Id", "Idempotency-Key", "If-Match"],
             expose_headers=["X-Request-ID"],
             max_age=600,
         )
     for included in routers:
         app.include_router(included)
+    app.router.routes.append(mcp.route("/mcp"))  # MCP over streamable HTTP (jiyi/mcp/http.py)
     return app
 
 
 def openapi_for(app: FastAPI, policy: AccessPolicy, routers: Sequence[APIRouter]) -> dict[str, Any]:
     """The OpenAPI document, saying which operations need a key under this server's keys: every memory route
-    with user keys, the admin routes with only an admin key, none on an open server."""
-    if app.openapi_schema is None:
-        document = get_openapi(title=app.title, version=app.version, description=app.description,
-                               routes=app.routes)
-        needs_admin = {(route.path, method.lower()) for included in routers for route in included.routes
-                       if isinstance(route, APIRoute)
-                       and any(dep.dependency is require_admin for dep in route.dependencies)
-                       for method in route.methods or ()}
-        for path, operations in document.get("paths", {}).items():
-            for method, operation in operations.items():
-                needed = policy.has_user_keys or (policy.has_admin_key and (path, method) in needs_admin)
-                if not needed:
-                    operation.pop("security", None)
-        app.openapi_schema = document
-    return app.openapi_schema
+    with user keys, the admin routes with only an admin key, none on an open server. Made anew each time: issuing
+    the first key (`jiyi keys create`) changes which operations need one."""
+    document = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    needs_admin = {(route.path, method.lower()) for included in routers for route in included.routes
+                   if isinstance(route, APIRoute) and any(dep.dependency is require_admin for dep in route.dependencies)
+                   for method in route.methods or ()}
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            if not (policy.has_user_keys or (policy.has_admin_key and (path, method) in needs_admin)):
+                operation.pop("security", None)
+    return document
 
 
 def allowed_methods(routers: Sequence[APIRouter], path: str) -> str:

@@ -3,26 +3,41 @@
 Three modes, from the keys configured:
 - no keys: open, as mem0's server (fine on 127.0.0.1 behind your own app);
 - an admin key only: admin routes (/configure, /reset, DELETE /memories) need it, the rest stays open;
-- user keys (key → user_id): every memory route needs a key, and a user key is tied to its user_id: asking for another
-  user is refused, memories of other users are "not found", and an omitted user_id is filled in. This is the tenant
-  isolation mem0's server lacks.
+- user keys: every memory route needs a key, and a user key is tied to its user_id (and, if it was made for one, an
+  agent_id): asking for another user is refused, memories of other users are "not found", and an omitted user_id is
+  filled in. This is the tenant isolation mem0's server lacks.
+
+User keys come from the environment (JIYI_API_KEYS, key → user_id) or are issued with `jiyi keys create` and kept
+hashed in the store (jiyi/keys.py), with a scope: "read" keys may look but not change.
 """
 
 from __future__ import annotations
 
 import hmac
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from jiyi.core.filters import split_scope
 from jiyi.errors import Forbidden, Unauthorized
+from jiyi.keys import ApiKey, KeyScope, key_hash
+from jiyi.records import utcnow
+from jiyi.stores.base import KeyStore, MemoryStore
+
+TOUCH_EVERY = 60.0  # seconds between two writes of a key's last-used time (not a write per request)
+KEYS_FRESH = 2.0  # seconds a looked-up key (or its absence) is trusted before the store is asked again: a revoked
+# key stops working within this, in every server process, and a request does not cost a store read
 
 
 @dataclass(frozen=True, slots=True)
 class Principal:
     kind: str  # "admin" | "user" | "open"
     user_id: str | None = None
+    agent_id: str | None = None  # a key made for one agent of its user
+    scope: str = KeyScope.WRITE.value  # "read" | "write" | "admin"
+    key_id: str | None = None  # a managed key's id (never the key)
 
     @property
     def project_id(self) -> str:
@@ -30,8 +45,12 @@ class Principal:
         whose webhooks hear only that user's changes; the admin key (or an open server) is the whole server."""
         return f"user-{self.user_id}" if self.kind == "user" else "default"
 
+    @property
+    def may_write(self) -> bool:
+        return self.scope != KeyScope.READ.value
 
-ADMIN = Principal("admin")
+
+ADMIN = Principal("admin", scope=KeyScope.ADMIN.value)
 OPEN = Principal("open")
 
 
@@ -46,9 +65,21 @@ def presented_key(x_api_key: str | None, authorization: str | None) -> str | Non
 
 
 class AccessPolicy:
-    def __init__(self, admin_api_key: str | None = None, user_api_keys: Mapping[str, str] | None = None) -> None:
+    def __init__(self, admin_api_key: str | None = None, user_api_keys: Mapping[str, str] | None = None,
+                 store: Callable[[], MemoryStore] | None = None) -> None:
+        """`store`: where keys issued with `jiyi keys create` are kept (the memory store, which /configure may
+        replace, hence a function)."""
         self._admin = admin_api_key or None
         self._users = dict(user_api_keys or {})
+        self._store = store
+        self._touched: dict[str, float] = {}
+        self._touch_lock = threading.Lock()
+        self._seen: dict[str, tuple[float, ApiKey | None]] = {}  # key hash -> (when looked up, the key)
+        self._any_keys: tuple[float, bool] = (-KEYS_FRESH, False)
+
+    def _keys(self) -> KeyStore | None:
+        store = self._store() if self._store is not None else None
+        return store if isinstance(store, KeyStore) else None
 
     def identify(self, key: str | None) -> Principal:
         if key is not None:
@@ -57,15 +88,57 @@ class AccessPolicy:
             for candidate, user_id in self._users.items():
                 if hmac.compare_digest(key.encode(), candidate.encode()):
                     return Principal("user", user_id)
-            if self._admin or self._users:
+            managed = self._managed(key)
+            if managed is not None:
+                return managed
+            if self.closed:
                 raise Unauthorized("unknown API key")
-        if self._users:
+        if self.has_user_keys:
             raise Unauthorized("this server needs an API key (X-API-Key or Authorization: Bearer)")
         return OPEN
 
+    def _managed(self, key: str) -> Principal | None:
+        keys = self._keys()
+        if keys is None:
+            return None
+        digest, now = key_hash(key), time.monotonic()
+        when, found = self._seen.get(digest, (-KEYS_FRESH, None))
+        if now - when >= KEYS_FRESH:
+            found = keys.api_key_by_hash(digest)
+            if len(self._seen) > 10_000:  # unknown keys sent at random must not grow this without bound
+                self._seen.clear()
+            self._seen[digest] = (now, found)
+        if found is None or not found.active:
+            return None
+        with self._touch_lock:
+            due = now - self._touched.get(found.id, -TOUCH_EVERY) >= TOUCH_EVERY
+            if due:
+                self._touched[found.id] = now
+        if due and keys is not None:
+            keys.touch_api_key(found.id, utcnow())
+        if found.scope is KeyScope.ADMIN:
+            return Principal("admin", scope=KeyScope.ADMIN.value, key_id=found.id)
+        return Principal("user", found.user_id, found.agent_id, found.scope.value, found.id)
+
+    @property
+    def closed(self) -> bool:
+        """Whether any key is configured: then a key that is not one of them is refused."""
+        return bool(self._admin or self.has_user_keys or self._has_managed_keys())
+
     @property
     def has_user_keys(self) -> bool:
-        return bool(self._users)
+        """Every memory route needs a key (keys from the environment, or any issued with `jiyi keys create`)."""
+        return bool(self._users) or self._has_managed_keys()
+
+    def _has_managed_keys(self) -> bool:
+        keys = self._keys()
+        if keys is None:
+            return False
+        when, known = self._any_keys
+        if time.monotonic() - when >= KEYS_FRESH:
+            known = keys.keys_issued()
+            self._any_keys = (time.monotonic(), known)
+        return known
 
     @property
     def has_admin_key(self) -> bool:
@@ -90,8 +163,22 @@ class AccessPolicy:
         return principal.user_id
 
     @staticmethod
+    def bind_agent(principal: Principal, agent_id: str | None, filters: dict[str, Any] | None = None) -> str | None:
+        """The agent_id a request may use: a key made for one agent always works on that agent's memories."""
+        if principal.agent_id is None:
+            return agent_id
+        hoisted = split_scope(filters)[0].get("agent_id") if isinstance(filters, dict) else None
+        if any(asked is not None and asked != principal.agent_id
+               for asked in (agent_id, hoisted, *_named_users((filters or {}).get("agent_id")))):
+            raise Forbidden("this API key may only access its own agent's memories")
+        return principal.agent_id
+
+    @staticmethod
     def may_read(principal: Principal, item: Mapping[str, Any]) -> bool:
-        return principal.kind != "user" or item.get("user_id") == principal.user_id
+        if principal.kind != "user":
+            return True
+        return item.get("user_id") == principal.user_id and (
+            principal.agent_id is None or item.get("agent_id") == principal.agent_id)
 
 
 def _named_users(condition: Any) -> list[Any]:

@@ -75,7 +75,7 @@ class Target:
             filters.setdefault("app_id", fields["app_id"])  # a metadata filter: jiyi has no app scope
         named, _ = split_scope(filters)
         self.user_id = AccessPolicy.bind_user(who, fields.get("user_id"), filters)
-        self.agent_id = fields.get("agent_id")
+        self.agent_id = AccessPolicy.bind_agent(who, fields.get("agent_id"), filters)
         self.run_id = fields.get("run_id")
         self.filters = filters or None
         self.app_id = fields.get("app_id")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from typing import Annotated, Any
 
@@ -14,7 +13,7 @@ from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from jiyi.core.filters import split_scope
-from jiyi.errors import InvalidInput, NotFound
+from jiyi.errors import Forbidden, InvalidInput, NotFound
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy, Principal, presented_key
 from jiyi.server.limits import RequestLimits
@@ -76,6 +75,11 @@ def limits(request: Request) -> RequestLimits:
     return state(request).limits
 
 
+# What a read-only key may do: look (GET), and the POSTs that only read (search, recall, listing, summaries).
+READING_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+READING_POSTS = frozenset({"/search", "/context", "/v3/memories/", "/v2/memories/", "/v3/memories/search/",
+                           "/v2/memories/search/", "/v1/memories/search/", "/v1/exports/get/", "/v1/summary/"})
+
 # The two ways to present a key, as OpenAPI security schemes (a generated client knows where the key goes).
 API_KEY_HEADER = APIKeyHeader(name="X-API-Key", scheme_name="X-API-Key", auto_error=False,
                               description="a jiyi API key (a user's key, or the admin key)")
@@ -88,12 +92,10 @@ def principal(
     x_api_key: Annotated[str | None, Security(API_KEY_HEADER)] = None,
     authorization: Annotated[str | None, Security(AUTHORIZATION_HEADER)] = None,
 ) -> Principal:
-    key = presented_key(x_api_key, authorization)
-    who = state(request).policy.identify(key)
-    # Counted per key once it is known to be good (an unknown key was refused above), else per address.
     address = request.client.host if request.client else ""
-    caller = hashlib.sha256(key.encode()).hexdigest() if key else f"addr:{address}"
-    state(request).rate.check(caller)
+    who = state(request).authenticate(presented_key(x_api_key, authorization), address)
+    if not who.may_write and request.method not in READING_METHODS and request.url.path not in READING_POSTS:
+        raise Forbidden("this API key may read but not change memories (scope \"read\")")
     return who
 
 
@@ -184,11 +186,12 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
     cap.check_metadata(body.metadata)
     cap.check_query(body.prompt, "prompt")
     user_id = AccessPolicy.bind_user(who, body.user_id)
-    _require_scope(user_id, body.agent_id, body.run_id)
+    agent_id = AccessPolicy.bind_agent(who, body.agent_id)
+    _require_scope(user_id, agent_id, body.run_id)
     started = time.perf_counter()
     result = await m.add(
         [msg.model_dump(exclude_none=True) for msg in body.messages],
-        user_id=user_id, agent_id=body.agent_id, run_id=body.run_id, metadata=body.metadata,
+        user_id=user_id, agent_id=agent_id, run_id=body.run_id, metadata=body.metadata,
         infer=body.infer, memory_type=body.memory_type, prompt=body.prompt,
         expiration_date=body.expiration_date, timestamp=body.timestamp,
         async_mode=body.async_mode and body.infer, injected_memory_ids=body.injected_memory_ids,
@@ -232,6 +235,7 @@ async def list_memories(
                                                         "(category \"message\"); by default only memories")] = False,
 ) -> dict[str, Any]:
     user_id = AccessPolicy.bind_user(who, user_id)
+    agent_id = AccessPolicy.bind_agent(who, agent_id)
     if not any((user_id, agent_id, run_id)):
         # Everyone's memories, as mem0's server lists them: only for the admin (or a server without keys).
         state(request).policy.require_admin(who)
@@ -253,10 +257,11 @@ async def get_memory(memory_id: str, m: MemoryDep, who: Caller) -> dict[str, Any
 async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits) -> dict[str, Any]:
     cap.check_query(body.query)
     user_id = AccessPolicy.bind_user(who, body.user_id, body.filters)
-    _require_scope(user_id, body.agent_id, body.run_id, body.filters)
+    agent_id = AccessPolicy.bind_agent(who, body.agent_id, body.filters)
+    _require_scope(user_id, agent_id, body.run_id, body.filters)
     started = time.perf_counter()
     result = await m.search(
-        body.query, user_id=user_id, agent_id=body.agent_id, run_id=body.run_id, filters=body.filters,
+        body.query, user_id=user_id, agent_id=agent_id, run_id=body.run_id, filters=body.filters,
         limit=body.limit, top_k=body.top_k, threshold=body.threshold, explain=body.explain,
         show_expired=body.show_expired, rerank=body.rerank,
     )
@@ -274,10 +279,11 @@ async def context(body: ContextBody, m: MemoryDep, mx: MetricsDep, who: Caller, 
     cap.check_query(body.rewritten_query, "rewritten_query")
     cap.check_query(body.rewrite_prompt, "rewrite_prompt")
     user_id = AccessPolicy.bind_user(who, body.user_id, body.filters)
-    _require_scope(user_id, body.agent_id, body.run_id, body.filters)
+    agent_id = AccessPolicy.bind_agent(who, body.agent_id, body.filters)
+    _require_scope(user_id, agent_id, body.run_id, body.filters)
     started = time.perf_counter()
     result = await m.context(
-        body.messages, user_id=user_id, agent_id=body.agent_id, run_id=body.run_id, filters=body.filters,
+        body.messages, user_id=user_id, agent_id=agent_id, run_id=body.run_id, filters=body.filters,
         top_k=body.top_k, budget_chars=body.budget_chars, rewrite=body.rewrite, rewrite_prompt=body.rewrite_prompt,
         rewritten_query=body.rewritten_query, user_name=body.user_name, char_name=body.char_name,
         context_messages=body.context_messages, min_relevance=body.min_relevance,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from typing import Any
 
 from jiyi.memory import AsyncMemory
-from jiyi.server.auth import AccessPolicy
+from jiyi.server.auth import AccessPolicy, Principal
 from jiyi.server.limits import RequestLimits
 from jiyi.server.metrics import Metrics
 from jiyi.server.rate_limit import RateLimiter
@@ -20,6 +21,13 @@ class ServerState:
         self.rate = RateLimiter(limits.rate_per_minute)
         self.metrics = Metrics(lambda: self.memory.store.count(), count_turns=lambda: self.memory.store.turn_counts())
         self._lock = asyncio.Lock()
+
+    def authenticate(self, key: str | None, address: str) -> Principal:
+        """Who presents this key (refused if it is unknown), counted against the key's request rate (or, without
+        a key, the address's). Every entry point asks here: REST routes, /context, events, MCP."""
+        who = self.policy.identify(key)
+        self.rate.check(hashlib.sha256(key.encode()).hexdigest() if key else f"addr:{address}")
+        return who
 
     async def reconfigure(self, config: dict[str, Any]) -> None:
         """Build the new Memory first; swap only if that worked, so a bad config leaves the service as it was."""

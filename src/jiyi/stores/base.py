@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from jiyi.core.filters import Node
+from jiyi.keys import ApiKey
 from jiyi.records import HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord
 from jiyi.webhooks.model import Change, Webhook, WebhookDelivery
 
@@ -288,4 +289,33 @@ class WebhookStore(Protocol):
 
     def prune_deliveries(self, finished_before: datetime) -> int:
         """Remove delivered and failed deliveries last touched before `finished_before`; returns how many."""
+        ...
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """API keys issued with `jiyi keys create` (jiyi/keys.py): only their hashes. A reset keeps them."""
+
+    def add_api_key(self, key: ApiKey) -> None:
+        ...
+
+    def api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        """The key with this hash, revoked or not."""
+        ...
+
+    def list_api_keys(self) -> list[ApiKey]:
+        """Every key, newest first."""
+        ...
+
+    def revoke_api_key(self, key_id: str, when: datetime) -> bool:
+        """Revoke a key; False if there is no such key or it was revoked already."""
+        ...
+
+    def touch_api_key(self, key_id: str, when: datetime) -> None:
+        """Record that the key was used."""
+        ...
+
+    def keys_issued(self) -> bool:
+        """Whether any key was ever issued, revoked ones too: a server with issued keys refuses requests without one,
+        and revoking the last key must not open it to everyone."""
         ...

@@ -210,6 +210,22 @@ def m013_webhooks(db: sqlite3.Connection) -> None:
                (WEBHOOK_CURSOR,))
 
 
+
+@migration
+def m014_api_keys(db: sqlite3.Connection) -> None:
+    # Keys made with `jiyi keys create`: the SHA-256 of each key, never the key.
+    db.execute(
+        """
+        CREATE TABLE api_keys (
+            id TEXT PRIMARY KEY,
+            key_hash TEXT NOT NULL UNIQUE,
+            scope TEXT NOT NULL, user_id TEXT, agent_id TEXT, name TEXT,
+            created_at TEXT NOT NULL, last_used_at TEXT, revoked_at TEXT
+        )
+        """
+    )
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

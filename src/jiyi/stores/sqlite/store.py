@@ -25,6 +25,7 @@ import numpy as np
 from jiyi.core.filters import Condition, Logic, Node
 from jiyi.core.text import analyze_for_index, has_cjk
 from jiyi.errors import Conflict, EmbeddingMismatch, InvalidInput
+from jiyi.keys import ApiKey, KeyScope
 from jiyi.records import Category, HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord, TurnStatus
 from jiyi.stores.base import Entity, ScoredId
 from jiyi.stores.sqlite.codec import (
@@ -794,6 +795,39 @@ class SqliteStore:
             ).fetchall()
         return {row[0]: row[1] for row in rows}
 
+    # --- API keys -------------------------------------------------------------------------------------------
+
+    def add_api_key(self, key: ApiKey) -> None:
+        with self._write() as db:
+            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (key.id, key.key_hash, key.scope.value, key.user_id, key.agent_id, key.name,
+                        format_datetime(key.created_at), format_datetime(key.last_used_at),
+                        format_datetime(key.revoked_at)))
+
+    def api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,)).fetchone()
+        return _row_to_key(row) if row else None
+
+    def list_api_keys(self) -> list[ApiKey]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM api_keys ORDER BY created_at DESC, id").fetchall()
+        return [_row_to_key(row) for row in rows]
+
+    def revoke_api_key(self, key_id: str, when: datetime) -> bool:
+        with self._write() as db:
+            changed = db.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                                 (format_datetime(when), key_id)).rowcount
+        return bool(changed)
+
+    def touch_api_key(self, key_id: str, when: datetime) -> None:
+        with self._write() as db:
+            db.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (format_datetime(when), key_id))
+
+    def keys_issued(self) -> bool:
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
+
     # --- webhooks and their delivery queue ------------------------------------------------------------------
 
     def add_webhook(self, webhook: Webhook) -> None:
@@ -904,3 +938,9 @@ class SqliteStore:
         with self._write() as db:
             return db.execute("DELETE FROM webhook_deliveries WHERE status != 'pending' AND updated_at < ?",
                               (format_datetime(finished_before),)).rowcount
+
+
+def _row_to_key(row: sqlite3.Row) -> ApiKey:
+    return ApiKey(id=row["id"], key_hash=row["key_hash"], scope=KeyScope(row["scope"]), user_id=row["user_id"],
+                  agent_id=row["agent_id"], name=row["name"], created_at=datetime.fromisoformat(row["created_at"]),
+                  last_used_at=parse_datetime(row["last_used_at"]), revoked_at=parse_datetime(row["revoked_at"]))

@@ -1,0 +1,196 @@
+"""What each MCP tool does: parse its (already schema-checked) arguments, call the Memory, shape the answer.
+
+Whose memory: every handler gets the Caller (caller.py); ids are checked on every call, so another user's memory is
+"not found", exactly as the REST routes answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from jiyi.errors import InvalidInput, NotFound
+from jiyi.mcp.caller import Caller
+from jiyi.mcp.context import conversation_context
+from jiyi.memory import AsyncMemory
+
+Handler = Callable[[AsyncMemory, Caller, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+MAX_METADATA_BYTES = 16_384  # as the REST API's default (JIYI_MAX_METADATA_BYTES)
+FORGOTTEN_BY_REQUEST = "the user asked to forget it"
+_BRIEF_FIELDS = ("id", "memory", "score", "memory_type", "category", "agent_id", "created_at", "updated_at",
+                 "event_time")
+
+
+def _brief(item: dict[str, Any]) -> dict[str, Any]:
+    """A memory as a model needs it: no hashes, provenance or bookkeeping."""
+    return {key: item[key] for key in _BRIEF_FIELDS if item.get(key) is not None}
+
+
+def _scope(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    return {"user_id": caller.user(args.get("user_id")), "agent_id": caller.agent(args.get("agent_id"))}
+
+
+def _types(args: dict[str, Any]) -> dict[str, Any] | None:
+    types = args.get("memory_types")
+    return {"jiyi.memory_type": {"in": types}} if types else None
+
+
+async def _owned(memory: AsyncMemory, caller: Caller, memory_id: str) -> dict[str, Any]:
+    """The memory, if this caller may see it; another user's memory is simply not found."""
+    item = await memory.get(memory_id)
+    if not caller.sees(item):
+        raise NotFound(f"memory {memory_id} not found")
+    return item
+
+
+# --- jiyi's tools ----------------------------------------------------------------------------------------------
+
+
+async def add(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    content = args["content"].strip()
+    if not content:
+        raise InvalidInput("content must not be blank")
+    result = await memory.add([{"role": "user", "content": content}], **_scope(caller, args), infer=False,
+                              memory_type=args.get("memory_type"), importance=args.get("importance"))
+    [added] = result["results"]
+    return {"memory_id": added["id"], "memory": added["memory"], "memory_type": added["memory_type"],
+            "message": "Remembered."}
+
+
+async def search(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    result = await memory.search(args["query"], **_scope(caller, args), top_k=args.get("top_k", 5),
+                                 filters=_types(args))
+    return {"results": [_brief(item) for item in result["results"]]}
+
+
+async def get_context(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    messages, conversation = args.get("messages"), args.get("conversation")
+    if messages and conversation:
+        raise InvalidInput("give the recent conversation once: as messages or as conversation text")
+    if conversation is not None:
+        messages = [{"role": "user", "content": conversation}] if conversation.strip() else None
+    return await conversation_context(memory, **_scope(caller, args), messages=messages or None,
+                                      max_tokens=args.get("max_tokens", 1000))
+
+
+async def update(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    await _owned(memory, caller, args["memory_id"])
+    await memory.update(args["memory_id"], text=args["content"])
+    return {"memory_id": args["memory_id"], "memory": args["content"].strip(), "message": "Updated."}
+
+
+async def forget(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    await _owned(memory, caller, args["memory_id"])
+    reason = (args.get("reason") or "").strip() or FORGOTTEN_BY_REQUEST
+    await memory.delete(args["memory_id"], reason=reason)
+    return {"memory_id": args["memory_id"], "forgotten": True, "reason": reason,
+            "message": "Forgotten: it no longer comes up in search or recall; its history keeps the reason."}
+
+
+async def list_memories(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    page = args.get("page", 1)
+    result = await memory.get_page(**_scope(caller, args), filters=_types(args), page=page,
+                                   page_size=args.get("limit", 50))
+    return {"count": result["count"], "page": page, "results": [_brief(item) for item in result["results"]]}
+
+
+async def history(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    memory_id = args["memory_id"]
+    if caller.user_id is not None or caller.agent_id is not None:
+        # The owner may read a forgotten memory's history too (when and why it was forgotten): look past deletion.
+        record = await asyncio.to_thread(memory.store.get, memory_id, True)
+        if record is None or not caller.sees(record.scope.as_dict()):
+            raise NotFound(f"memory {memory_id} not found")
+    return {"memory_id": memory_id, "history": await memory.history(memory_id)}
+
+
+# --- mem0's tools (mem0-mcp-server's names and arguments) --------------------------------------------------------
+
+
+def _mem0_scope(caller: Caller, args: dict[str, Any], filters: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ids a mem0 tool acts on: the caller's user and agent, else what the arguments (or filters) name."""
+    caller.check_filters(filters)
+    return {"user_id": caller.user(args.get("user_id"), required=False), "agent_id": caller.agent(args.get("agent_id")),
+            "run_id": args.get("run_id")}
+
+
+def _app_filter(args: dict[str, Any]) -> dict[str, Any] | None:
+    return {"app_id": args["app_id"]} if args.get("app_id") else None  # a metadata condition: jiyi has no app scope
+
+
+async def add_memory(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    messages = args.get("messages") or [{"role": "user", "content": args["text"]}]
+    metadata = dict(args.get("metadata") or {})
+    if args.get("app_id"):
+        metadata["app_id"] = args["app_id"]
+    size = len(json.dumps(metadata, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+    if size > MAX_METADATA_BYTES:
+        raise InvalidInput(f"metadata is {size:,} bytes as JSON; the limit is {MAX_METADATA_BYTES:,}")
+    return await memory.add(messages, **_mem0_scope(caller, args), metadata=metadata or None)
+
+
+async def search_memories(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    filters = args.get("filters")
+    return await memory.search(args["query"], **_mem0_scope(caller, {}, filters), filters=filters,
+                               limit=args.get("limit"))
+
+
+async def get_memories(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    filters, page, page_size = args.get("filters"), args.get("page", 1), args.get("page_size", 100)
+    result = await memory.get_page(**_mem0_scope(caller, {}, filters), filters=filters, page=page,
+                                   page_size=page_size)
+    return {**result, "page": page, "page_size": page_size}
+
+
+async def get_memory(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    return await _owned(memory, caller, args["memory_id"])
+
+
+async def update_memory(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    await _owned(memory, caller, args["memory_id"])
+    return {"id": args["memory_id"], **await memory.update(args["memory_id"], text=args["text"])}
+
+
+async def delete_memory(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    await _owned(memory, caller, args["memory_id"])
+    return {"id": args["memory_id"], **await memory.delete(args["memory_id"])}
+
+
+async def delete_all_memories(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    return await memory.delete_all(**_mem0_scope(caller, args), filters=_app_filter(args))
+
+
+async def list_entities(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    found = await memory.entities(user_id=caller.user_id)
+    if caller.agent_id is not None:
+        found = [e for e in found if e["type"] != "agent" or e["name"] == caller.agent_id]
+    return {"results": found}
+
+
+async def delete_entities(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    if not any(args.get(key) for key in ("user_id", "agent_id", "app_id", "run_id")):
+        raise InvalidInput("name the user_id, agent_id, app_id or run_id to delete")
+    return await memory.delete_all(**_mem0_scope(caller, args), filters=_app_filter(args))
+
+
+HANDLERS: dict[str, Handler] = {
+    "memory.add": add,
+    "memory.search": search,
+    "memory.get_context": get_context,
+    "memory.update": update,
+    "memory.forget": forget,
+    "memory.list": list_memories,
+    "memory.history": history,
+    "add_memory": add_memory,
+    "search_memories": search_memories,
+    "get_memories": get_memories,
+    "get_memory": get_memory,
+    "update_memory": update_memory,
+    "delete_memory": delete_memory,
+    "delete_all_memories": delete_all_memories,
+    "list_entities": list_entities,
+    "delete_entities": delete_entities,
+}
