@@ -17,7 +17,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from jiyi.core.filters import Logic, Node, merge_scope, parse_filters
 from jiyi.core.injection import MEMORY_HEADER
 from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import (
@@ -33,6 +32,7 @@ from jiyi.core.retrieval import SearchRequest
 from jiyi.embedders.base import Embedder
 from jiyi.embedders.scheduler import EmbeddingScheduler, embedding_lane, scheduled
 from jiyi.errors import Conflict, InvalidInput, NotFound
+from jiyi.filters import Logic, Node, merge_scope, parse_filters
 from jiyi.lifecycle import MaintenancePass, PassStats, spill_working_memory
 from jiyi.llms.base import LLM
 from jiyi.read_path import STAGE_NAMES, ReadPath, ReadSettings, RecallRequest

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from jiyi.core.filters import Node
 from jiyi.core.injection import DEFAULT_BUDGET_CHARS, MEMORY_HEADER, inject, memory_block
 from jiyi.core.messages import ChatMessage
 from jiyi.core.prompts import REWRITE
@@ -44,6 +43,7 @@ from jiyi.core.retrieval import (
 )
 from jiyi.embedders.base import Embedder
 from jiyi.errors import BackendUnavailable, ConfigError
+from jiyi.filters import Node
 from jiyi.llms.base import LLM, LLMError, LLMTimeout
 from jiyi.records import Category, Clock, MemoryRecord, Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore

@@ -30,16 +30,15 @@ import numpy as np
 from jiyi.core import llm_memory, offline
 from jiyi.core.episodes import stamp_summary, summarize_offline
 from jiyi.core.facts import Candidate, Decision, Fact, slot_filter, slot_tag
-from jiyi.core.filters import parse_filters
 from jiyi.core.forget_request import ForgetRequest, forget_request
 from jiyi.core.importance import importance_score, on_seed_scale
 from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import ChatMessage, in_conversation
 from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.core.temporal import resolve_event_time
-from jiyi.core.text import query_terms
 from jiyi.embedders.base import Embedder
 from jiyi.errors import BackendUnavailable
+from jiyi.filters import parse_filters
 from jiyi.lifecycle import spill_working_memory
 from jiyi.llms.base import LLM, LLMError
 from jiyi.records import (
@@ -59,6 +58,7 @@ from jiyi.records import (
     utcnow,
 )
 from jiyi.stores.base import MemoryStore
+from jiyi.text import query_terms
 
 log = logging.getLogger(__name__)
 

@@ -121,7 +121,7 @@ def test_metadata_filter_operators(catalogue: httpx.Client, filters: dict[str, A
 
 
 def test_nin_with_an_empty_list_excludes_nothing(catalogue: httpx.Client) -> None:
-    # "not in {}" holds for every value; the reference semantics (core.filters.matches) agree.
+    # "not in {}" holds for every value; the reference semantics (jiyi.filters.matches) agree.
     assert texts_found(catalogue, "item", filters={"user_id": "carol", "kind": {"nin": []}}) == set(CATALOGUE)
 
 

@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 
 from jiyi import EmbeddingMismatch, InvalidInput
-from jiyi.core.filters import parse_filters
-from jiyi.core.text import query_terms
 from jiyi.embedders.base import Embedder
+from jiyi.filters import parse_filters
 from jiyi.records import Event, HistoryEvent, Layer, MemoryRecord, Scope, SourceRef, StoredMessage
 from jiyi.stores.base import MemoryStore
+from jiyi.text import query_terms
 
 ALICE = Scope(user_id="alice")
 
 
 def words(*texts: str) -> list[str]:
-    """Keyword search takes words as core.text analyses them (segmented, stemmed)."""
+    """Keyword search takes words as jiyi.text analyses them (segmented, stemmed)."""
     return [term for text in texts for term in query_terms(text)]
 BOB = Scope(user_id="bob")
 

@@ -85,9 +85,9 @@ def test_recall_filters_read_an_index_not_every_row_of_the_user(tmp_path: Path) 
     to preferences and constraints. Their SQL must be answered from memories_user_facets alone (a scan of the rows,
     embeddings included, took 13-16 ms at 10k memories), while NOT keeps its NULL-safe form."""
     from jiyi.core.facts import slot_filter
-    from jiyi.core.filters import parse_filters
     from jiyi.core.intent import CONSTRAINT_FILTER
     from jiyi.core.retrieval import CORE_FILTER
+    from jiyi.filters import parse_filters
     from jiyi.stores.sqlite.sql_filters import to_sql
 
     store = SqliteStore(tmp_path / "plan.db")
@@ -107,7 +107,7 @@ def test_recall_filters_read_an_index_not_every_row_of_the_user(tmp_path: Path) 
 def test_a_tag_filter_finds_exactly_the_tagged_memories_whatever_the_tag_holds(tmp_path: Path, tag: str) -> None:
     """The tags filter tests the JSON text for the tag before parsing it: escapes and non-ASCII must not hide a tag,
     and a tag that is only part of another must not match."""
-    from jiyi.core.filters import parse_filters
+    from jiyi.filters import parse_filters
 
     store = SqliteStore(tmp_path / "tags.db")
     store.bind_embedding("test", 2)

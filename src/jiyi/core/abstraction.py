@@ -26,8 +26,8 @@ import numpy as np
 
 from jiyi.core import rules_en, rules_zh
 from jiyi.core.facts import is_chinese
-from jiyi.core.text import query_terms
 from jiyi.records import MemoryRecord
+from jiyi.text import query_terms
 
 PATTERN_TAG = "pattern"
 SIMILARITY = 0.6  # same_activity

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jiyi.core.text import analyze_for_index
 from jiyi.embedders.base import Calibration
 from jiyi.records import MemoryRecord, SourceRef
+from jiyi.text import analyze_for_index
 
 SIMILARITY = 0.85
 MIN_CLUSTER = 3

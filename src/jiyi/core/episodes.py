@@ -21,7 +21,7 @@ import rjieba
 
 from jiyi.core.facts import is_chinese
 from jiyi.core.messages import ChatMessage
-from jiyi.core.text import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, stem
+from jiyi.text import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, stem
 
 MAX_TOPICS = 4
 MAX_BODY = {True: 40, False: 80}  # characters after the stamp, Chinese / English: one glanceable line

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
-from jiyi.core.filters import Node, parse_filters
+from jiyi.filters import Node, parse_filters
 from jiyi.records import Category, Event, MemoryType
 
 

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 
 from jiyi.core.facts import slot_filter
-from jiyi.core.filters import Node, parse_filters
-from jiyi.core.text import query_terms
+from jiyi.filters import Node, parse_filters
+from jiyi.text import query_terms
 
 _ADVICE_ZH = re.compile(
     r"推荐|建议|介绍[一几]?[个家款部本首]|[吃喝玩买送穿看听读做点][^，。？！,.?!]{0,4}(?:什么|啥)|去哪|"
@@ -54,7 +54,7 @@ def asks_for_advice(query: str) -> bool:
 class Attribute:
     slot: str
     question: re.Pattern[str]
-    stated_by: tuple[str, ...]  # index terms (core/text.py) of words that state it
+    stated_by: tuple[str, ...]  # index terms (jiyi/text.py) of words that state it
 
     @property
     def tag_filter(self) -> Node | None:

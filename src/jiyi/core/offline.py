@@ -20,8 +20,8 @@ from jiyi.core import rules_en, rules_zh
 from jiyi.core.facts import Candidate, Decision, Fact, FactKind, is_chinese
 from jiyi.core.messages import ChatMessage
 from jiyi.core.rule_base import HABIT_SLOT, MOOD_SLOT, unique_facts
-from jiyi.core.text import query_terms
 from jiyi.records import Event
+from jiyi.text import query_terms
 
 DUPLICATE_OVERLAP = 0.8  # character-bigram Jaccard above which two facts say the same thing
 

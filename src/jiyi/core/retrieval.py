@@ -2,7 +2,7 @@
 
 - vector: exact cosine search over the scope, plus the scope's core and system memories, which are always eligible
   however many other memories crowd the candidate pool;
-- keyword: BM25 over segmented text (core/text.py), searching with the informative words of the query;
+- keyword: BM25 over segmented text (jiyi/text.py), searching with the informative words of the query;
 - rules: a request for a recommendation or advice brings the user's preferences and constraints, a question about
   one of the user's attributes (老家, where do I live) the memories holding it (core/intent.py).
 
@@ -21,7 +21,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from jiyi.core.filters import Logic, Node, parse_filters
 from jiyi.core.fusion import PathHit, fuse
 from jiyi.core.intent import (
     CONSTRAINT_FILTER,
@@ -32,10 +31,11 @@ from jiyi.core.intent import (
     asks_for_advice,
 )
 from jiyi.core.ranking import RankingWeights
-from jiyi.core.text import analyze_for_index, has_cjk, normalize, query_terms
 from jiyi.embedders.base import Embedder
+from jiyi.filters import Logic, Node, parse_filters
 from jiyi.records import Category, MemoryRecord, Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore, ScoredId
+from jiyi.text import analyze_for_index, has_cjk, normalize, query_terms
 
 # A vector hit that shares nothing measurable with the query still ranks, just below every real match.
 MIN_VECTOR_RELEVANCE = 0.01

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jiyi.core.text import cjk_chars, segment
 from jiyi.embedders.base import Calibration, l2_normalize
+from jiyi.text import cjk_chars, segment
 
 
 class HashingEmbedder:

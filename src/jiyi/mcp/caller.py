@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jiyi.core.filters import split_scope
 from jiyi.errors import Forbidden, InvalidInput
+from jiyi.filters import split_scope
 
 READ_ONLY = ("this API key is read-only (scope \"read\"): it may search and read memories, not add, change or "
              "delete them")

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jiyi.core.filters import split_scope
 from jiyi.errors import Forbidden, Unauthorized
+from jiyi.filters import split_scope
 from jiyi.keys import ApiKey, KeyScope, key_hash
 from jiyi.records import utcnow
 from jiyi.stores.base import KeyStore, MemoryStore

@@ -17,8 +17,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from jiyi.core.filters import split_scope
 from jiyi.errors import InvalidInput, NotFound
+from jiyi.filters import split_scope
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy, Principal
 from jiyi.server.platform_schemas import (

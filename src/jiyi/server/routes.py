@@ -12,8 +12,8 @@ from fastapi.security import APIKeyHeader
 from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from jiyi.core.filters import split_scope
 from jiyi.errors import Forbidden, InvalidInput, NotFound
+from jiyi.filters import split_scope
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy, Principal, presented_key
 from jiyi.server.limits import RequestLimits

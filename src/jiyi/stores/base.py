@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from jiyi.core.filters import Node
+from jiyi.filters import Node
 from jiyi.keys import ApiKey
 from jiyi.records import HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord
 from jiyi.webhooks.model import Change, Webhook, WebhookDelivery
@@ -130,7 +130,7 @@ class MemoryStore(Protocol):
         where: Node | None = None,
         include_expired: bool = False,
     ) -> list[ScoredId]:
-        """BM25 over segmented text (see core.text), best first; a higher score is better."""
+        """BM25 over segmented text (see jiyi.text), best first; a higher score is better."""
         ...
 
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
@@ -146,7 +146,7 @@ class MemoryStore(Protocol):
         ...
 
     def document_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
-        """How many indexed memories contain each term (as core.text analyses it), and how many there are: store-wide,
+        """How many indexed memories contain each term (as jiyi.text analyses it), and how many there are: store-wide,
         not per scope — the point is to tell common words from rare ones, cheaply."""
         ...
 

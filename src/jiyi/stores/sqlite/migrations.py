@@ -83,7 +83,7 @@ def m003_messages(db: sqlite3.Connection) -> None:
 def m004_keyword_index(db: sqlite3.Connection) -> None:
     # terms: segmented words; chars: CJK characters for substring phrases; scope: one token per owner id, so a
     # scoped query intersects posting lists instead of filtering every user's matches.
-    # Text arrives segmented and stemmed (core.text), so FTS5 only splits on spaces; memory_vocab gives document
+    # Text arrives segmented and stemmed (jiyi.text), so FTS5 only splits on spaces; memory_vocab gives document
     # frequencies for the same strings.
     db.execute("CREATE VIRTUAL TABLE memory_fts USING fts5(terms, chars, scope, tokenize='unicode61')")
     db.execute("CREATE VIRTUAL TABLE memory_vocab USING fts5vocab(memory_fts, 'col')")

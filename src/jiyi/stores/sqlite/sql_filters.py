@@ -1,4 +1,4 @@
-"""Translate a parsed filter tree (core.filters) into an SQLite WHERE clause over the memories table."""
+"""Translate a parsed filter tree (jiyi.filters) into an SQLite WHERE clause over the memories table."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from jiyi.core.filters import DATETIME_KEYS, Condition, Node
+from jiyi.filters import DATETIME_KEYS, Condition, Node
 from jiyi.stores.sqlite.codec import format_datetime
 
 _JSON_COLUMNS = {"tags"}

@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from jiyi.core.filters import Condition, Logic, Node
-from jiyi.core.text import analyze_for_index, has_cjk
 from jiyi.errors import Conflict, EmbeddingMismatch, InvalidInput
+from jiyi.filters import Condition, Logic, Node
 from jiyi.keys import ApiKey, KeyScope
 from jiyi.records import Category, HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord, TurnStatus
 from jiyi.stores.base import Entity, ScoredId
@@ -44,6 +43,7 @@ from jiyi.stores.sqlite.codec import (
 )
 from jiyi.stores.sqlite.migrations import WEBHOOK_CURSOR, migrate
 from jiyi.stores.sqlite.sql_filters import to_sql
+from jiyi.text import analyze_for_index, has_cjk
 from jiyi.webhooks.model import Change, DeliveryStatus, Webhook, WebhookDelivery
 
 _SCOPE_KEYS = ("user_id", "agent_id", "run_id")

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from jiyi.core.text import analyze_for_index, query_terms
+from jiyi.text import analyze_for_index, query_terms
 
 
 def test_chinese_is_segmented_and_stop_words_dropped() -> None:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jiyi import InvalidInput, build_embedder
-from jiyi.core.filters import matches, merge_scope, parse_filters
+from jiyi.filters import matches, merge_scope, parse_filters
 from jiyi.records import MemoryRecord, Scope
 from jiyi.stores.sqlite import SqliteStore
 
