@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: serve test lint bench sillytavern mem0-js
+.PHONY: serve test lint bench sillytavern mem0-js promtool postgres-user
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,17 @@ sillytavern:
 mem0-js:
 	tests/mem0_js/install.sh
 
-test: lint sillytavern mem0-js
+# promtool (Debian's prometheus package, installed once) for tests/deploy: checks and unit-tests deploy/alerts.yml.
+promtool:
+	@command -v promtool >/dev/null || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+
+# The PostgreSQL store's tests run a server of their own (tests/pg.py); PostgreSQL refuses to run as root, so as root
+# they run it as the `postgres` system user, created here when it is missing.
+postgres-user:
+	@[ "$$(id -u)" != 0 ] || id -u postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+
+test: lint sillytavern mem0-js promtool postgres-user
 	node --test integrations/sillytavern/tests/
 	$(BIN)/python -m pytest
 

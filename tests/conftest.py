@@ -19,6 +19,7 @@ from jiyi.embedders.base import Embedder
 from jiyi.server import create_app
 from jiyi.stores.base import MemoryStore
 from jiyi.testing.fake_openai import FakeOpenAI
+from tests import pg
 
 _real_connect = socket.socket.connect
 
@@ -35,20 +36,34 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
 
 
-STORE_KINDS = ["sqlite"]
+STORE_KINDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[pg.TestPostgres]:
+    """The session's PostgreSQL (tests/pg.py), started by the first test that needs it, stopped at the end."""
+    yield pg.running()
+    pg.stop()
 
 
 def make_store(kind: str, tmp_path: Path) -> MemoryStore:
+    """A new, empty store of this kind; a PostgreSQL one is a database of its own on the session's server."""
     if kind == "sqlite":
         return build_store(f"sqlite:///{tmp_path / 'memory.db'}")
+    if kind == "postgres":
+        return build_store(pg.running().create_database())
     raise AssertionError(kind)
 
 
 @pytest.fixture(params=STORE_KINDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
+    if request.param == "postgres":
+        request.getfixturevalue("postgres")  # so that the session stops the server at its end
     s = make_store(request.param, tmp_path)
     yield s
     s.close()
+    if request.param == "postgres":
+        pg.running().drop_database(s.url)
 
 
 @pytest.fixture

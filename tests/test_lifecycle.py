@@ -259,6 +259,18 @@ def test_maintain_over_every_user_and_bad_input(memory: Memory) -> None:
         memory.maintain(user_id="")
 
 
+def test_a_user_another_process_is_maintaining_is_skipped_not_processed_twice(memory: Memory) -> None:
+    memory.add("I like tea", user_id="a", infer=False)
+    memory.add("I like coffee", user_id="b", infer=False)
+    later = datetime.now(UTC) + timedelta(minutes=5)
+    assert memory.store.try_lock("maintain:user_id=a", "another API worker", later)  # its pass over "a" is running
+    stats = memory.maintain()
+    assert (stats["skipped"], stats["processed"]) == (1, 1)  # "b" done here, "a" left to the other process
+    memory.store.unlock("maintain:user_id=a", "another API worker")
+    assert memory.maintain(user_id="a")["processed"] == 1
+    assert memory.store.try_lock("maintain:user_id=a", "next", later)  # a pass lets go of its user when done
+
+
 def test_maintain_over_rest_is_admin_only_and_measured(make_server: Any) -> None:
     import httpx
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -54,6 +55,7 @@ from jiyi.records import (
     MemoryType,
     Scope,
     Source,
+    utcnow,
 )
 from jiyi.stores.base import MemoryStore, ScoredId
 
@@ -61,6 +63,7 @@ log = logging.getLogger("jiyi.maintenance")
 T = TypeVar("T")
 ABSTRACTED_TAG = "abstraction-reviewed"  # an L1 pattern the LLM has looked at for L2 / L3
 MAX_ABSTRACTION_BASIS = 60  # the patterns and lasting facts shown to the model at most
+MAINTAIN_LEASE = 600  # seconds a pass holds a user; a process that dies mid-pass frees the user after this
 EPISODES_KEPT = 20  # beyond this many episode summaries, the older ones are folded into one
 
 
@@ -80,6 +83,7 @@ class PassStats:
     llm_calls: int = 0  # reviews, merges and abstractions asked of the LLM
     llm_failures: int = 0  # of which failed: the offline rules decided instead
     purged: int = 0
+    skipped: int = 0  # users another process was maintaining at the time
     saved_bytes: int = 0
     live_before: int = 0
     live_after: int = 0
@@ -108,8 +112,20 @@ class MaintenancePass:
     llm: LLM | None = None
     loop: asyncio.AbstractEventLoop | None = None
     llm_timeout: float = 20.0
+    holder: str = field(default_factory=lambda: uuid.uuid4().hex)  # this pass, as the holder of per-user locks
 
     def run(self, user_id: str) -> PassStats:
+        """One user's pass, unless another process (another API worker's scheduler) is running one for this user
+        right now: then nothing is done here (`skipped`), and the user is not processed twice at once."""
+        lock = f"maintain:user_id={user_id}"
+        if not self.store.try_lock(lock, self.holder, utcnow() + timedelta(seconds=MAINTAIN_LEASE)):
+            return PassStats(skipped=1)
+        try:
+            return self._run(user_id)
+        finally:
+            self.store.unlock(lock, self.holder)
+
+    def _run(self, user_id: str) -> PassStats:
         started = time.perf_counter()
         now = self.clock()
         scope = Scope(user_id)

@@ -41,6 +41,7 @@ from jiyi.records import (
     Clock,
     Event,
     HistoryEvent,
+    Layer,
     MemoryRecord,
     MemoryType,
     Scope,
@@ -65,6 +66,10 @@ BUDGET_RANGE = (100, 20_000)  # characters of injected memory
 DEFAULT_LIST_LIMIT = 100
 MAX_LIMIT = 1000
 _UNSET: Any = object()
+
+# The store's state rows where maintenance passes are logged (AsyncMemory.maintenance_log), and how many are kept.
+MAINTENANCE_LOG = "maintenance.passes"
+MAINTENANCE_LOG_KEPT = 20
 
 _REPORTED_EVENTS = {Event.ADD.value, Event.UPDATE.value, Event.DELETE.value}  # what mem0's add() returns
 _SOURCES = {"user": Source.USER, "assistant": Source.ASSISTANT, "system": Source.SYSTEM}
@@ -700,8 +705,12 @@ class AsyncMemory:
             total = PassStats()
             for user in users:
                 with embedding_lane(f"user:{user}"):
-                    total.add(maintenance.run(user))
-            return {**total.as_dict(), "users": len(users)}
+                    stats = maintenance.run(user)
+                total.add(stats)
+                self._log_pass(Scope(user), stats.as_dict())
+            result = {**total.as_dict(), "users": len(users)}
+            self._log_pass(None, {**result, **({"user_id": user_id} if user_id is not None else {})})
+            return result
 
         return await self._run(work)
 
@@ -716,6 +725,110 @@ class AsyncMemory:
         if self.reranker is not None:
             await self.reranker.aclose()
         await self._run(self.store.close)
+
+    # --- what the console needs: the pass log, restore, promote, retry ------------------------------------------
+
+    def _log_pass(self, scope: Scope | None, result: dict[str, Any]) -> None:
+        """Keep what a maintenance pass did (with the layer sizes after it) in the store's state, the last
+        MAINTENANCE_LOG_KEPT per user and for the whole store: the console draws them."""
+        key = MAINTENANCE_LOG if scope is None else f"{MAINTENANCE_LOG}:user:{scope.user_id}"
+        entry = {"at": self.clock().isoformat(), **result, "layers": self.store.count(scope)}
+        kept = json.loads(self.store.get_state(key) or "[]")
+        self.store.set_state(key, json.dumps([entry, *kept][:MAINTENANCE_LOG_KEPT], ensure_ascii=False))
+
+    async def maintenance_log(self, *, user_id: str | None = None) -> list[dict[str, Any]]:
+        """The last maintenance passes, newest first: over one user's memories, or (without `user_id`) the whole
+        store's. Each is maintain()'s result plus `at` and `layers` (live memories per layer after it)."""
+        key = MAINTENANCE_LOG if user_id is None else f"{MAINTENANCE_LOG}:user:{user_id}"
+        return list(json.loads(await self._run(self.store.get_state, key) or "[]"))
+
+    async def restore(self, memory_id: str, *, reason: str | None = None, version: int | None = None,
+                      user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
+        """Take back a soft delete (a forgetting, or a delete) before the purge removes its text: the memory is
+        live and searchable again, with a RESTORE history row (`reason`, or "restored by request"); returns it.
+        `user_id` / `agent_id`: only a memory of theirs (another's is not found). `version`: only if it is still at
+        that version, else Conflict; a memory that is not deleted is a Conflict too."""
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
+            raise InvalidInput("version must be a positive integer (a memory's version, as get() returns it)")
+        if reason is not None:
+            if not isinstance(reason, str) or not reason.strip():
+                raise InvalidInput("reason must be a non-empty string")
+            check_text(reason, "reason")
+        record = await self._run(self._restore, memory_id, reason, version, user_id, agent_id)
+        return memory_item(record)
+
+    def _restore(self, memory_id: str, reason: str | None, version: int | None, user_id: str | None,
+                 agent_id: str | None) -> MemoryRecord:
+        for _ in range(CAS_ATTEMPTS):
+            current = self.store.get(memory_id, include_deleted=True)
+            if current is None or (user_id is not None and current.scope.user_id != user_id) or (
+                    agent_id is not None and current.scope.agent_id != agent_id):
+                raise NotFound(f"memory {memory_id} not found")
+            if current.deleted_at is None:
+                raise Conflict(f"memory {memory_id} is not deleted: there is nothing to restore")
+            now = self.clock()
+            event = HistoryEvent(memory_id, Event.RESTORE, None, current.content, created_at=now, updated_at=now,
+                                 actor_id=current.actor_id, role=current.role,
+                                 reason=reason.strip() if reason else "restored by request")
+            try:
+                return self.store.restore(memory_id, event, now, expected_version=version or current.version)
+            except Conflict:
+                if version is not None:
+                    raise
+            except InvalidInput:
+                continue  # restored or purged meanwhile: read it again and say which
+        raise Conflict(f"memory {memory_id} kept changing: {CAS_ATTEMPTS} attempts to restore it lost the race")
+
+    async def promote(self, memory_id: str, *, reason: str | None = None,
+                      version: int | None = None) -> dict[str, str]:
+        """Make a memory core, as the lifecycle does with a fact that proved lasting: the long-term layer, never
+        fading, always eligible in recall; a PROMOTE history row (`reason`, or "promoted by request"). A core or
+        system memory stays as it is. `version` as in update()."""
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
+            raise InvalidInput("version must be a positive integer (a memory's version, as get() returns it)")
+        if reason is not None:
+            if not isinstance(reason, str) or not reason.strip():
+                raise InvalidInput("reason must be a non-empty string")
+            check_text(reason, "reason")
+        changed = await self._run(self._promote, memory_id, reason, version)
+        return {"message": "Memory promoted to core" if changed else "Memory is core already"}
+
+    def _promote(self, memory_id: str, reason: str | None, version: int | None) -> bool:
+        for _ in range(CAS_ATTEMPTS):
+            current = self.store.get(memory_id)
+            if current is None:
+                raise NotFound(f"memory {memory_id} not found")
+            if current.category in (Category.CORE, Category.SYSTEM):
+                return False
+            now = self.clock()
+            promoted = replace(current, category=Category.CORE, layer=Layer.LONG_TERM)
+            # Not a new version of the text: updated_at stays, as with the lifecycle's own promotions.
+            event = HistoryEvent(memory_id, Event.PROMOTE, current.content, current.content,
+                                 created_at=current.created_at, updated_at=now, actor_id=current.actor_id,
+                                 role=current.role, reason=reason.strip() if reason else "promoted by request")
+            try:
+                self.store.update(promoted, None, event, expected_version=version or current.version)
+                return True
+            except Conflict:
+                if version is not None:
+                    raise
+        raise Conflict(f"memory {memory_id} kept changing: {CAS_ATTEMPTS} attempts to promote it lost the race")
+
+    async def retry_event(self, event_id: str) -> dict[str, Any]:
+        """Extract a FAILED turn again (its LLM attempts were used up): it is due now, for the server's worker (or
+        process_pending); one more attempt, then the offline rules stand in as before. Returns the event."""
+        turn = await self._run(self.store.get_turn, event_id)
+        if turn is None:
+            raise NotFound(f"event {event_id} not found")
+        if turn.status is not TurnStatus.FAILED:
+            # A queued or retrying turn is the worker's: writing it here could hand one turn to two claimers.
+            raise Conflict(f"event {event_id} is {turn_item(turn)['status']}: only a FAILED turn is retried")
+        now = self.clock()
+        turn.status, turn.next_attempt_at, turn.lease_until, turn.updated_at = TurnStatus.RETRY, now, None, now
+        await self._run(self.store.save_turn, turn)
+        if self._turns_queued is not None:
+            self._turns_queued.set()
+        return turn_item(turn)
 
 
 class _LoopThread:

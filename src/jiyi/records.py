@@ -59,6 +59,7 @@ class Event(StrEnum):
     MOVE = "MOVE"  # changed layer (short-term -> long-term)
     MERGE = "MERGE"  # consolidated: this memory now stands for several similar ones
     KEEP = "KEEP"  # reviewed before forgetting and kept
+    RESTORE = "RESTORE"  # a deletion taken back within the purge window (POST /memories/{id}/restore, the console)
 
 
 Clock = Callable[[], datetime]  # returns the present as an aware UTC datetime

@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     reranker_api_key: str | None = None
     host: str = "127.0.0.1"
     port: int = 8888
+    workers: int = Field(1, ge=1, le=64, description="server processes (jiyi serve --workers): each runs the API, an "
+                                                     "extraction worker and the maintenance scheduler on one store")
     admin_api_key: str | None = Field(None, description="when set, admin routes (/configure, /reset) need it")
     insecure: bool = Field(False, description="serve on an address other than loopback with no keys at all "
                                               "(anyone who can reach it may read, change or reset every memory)")

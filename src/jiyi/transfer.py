@@ -1,12 +1,13 @@
-"""Export and import: JSON Lines, one memory or history row per line, vectors left out (an import re-embeds, so a
-file moves between embedders and between stores)."""
+"""Export and import: JSON Lines, one memory, history row or source message per line, vectors left out (an import
+re-embeds, so a file moves between embedders and between stores: `jiyi export` from SQLite, `jiyi import` into
+PostgreSQL). The messages the memories came from travel with them, so provenance still leads to what was said."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from jiyi.errors import InvalidInput
@@ -20,9 +21,11 @@ from jiyi.records import (
     Scope,
     Source,
     SourceRef,
+    StoredMessage,
 )
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # message lines were added within version 1: an older reader reports them as unknown
+MESSAGE_BATCH = 500
 
 
 def _time(value: datetime | None) -> str | None:
@@ -135,23 +138,49 @@ def history_from_json(data: dict[str, Any]) -> HistoryEvent:
         raise InvalidInput(f"not a valid history line: {exc}") from exc
 
 
+def message_to_json(message: StoredMessage) -> dict[str, Any]:
+    return {"kind": "message", "id": message.id, "content": message.content, "role": message.role,
+            **message.scope.as_dict(), "name": message.name, "created_at": _time(message.created_at),
+            "external_id": message.external_id, "metadata": message.metadata}
+
+
+def message_from_json(data: dict[str, Any]) -> StoredMessage:
+    try:
+        return StoredMessage(content=str(data["content"]), role=str(data["role"]),
+                             scope=Scope(data.get("user_id"), data.get("agent_id"), data.get("run_id")),
+                             id=str(data["id"]), name=data.get("name"),
+                             created_at=_parse_time(data.get("created_at")) or datetime.fromtimestamp(0, UTC),
+                             external_id=data.get("external_id"), metadata=dict(data.get("metadata") or {}))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidInput(f"bad message line: {exc}") from exc
+
+
 def header() -> dict[str, Any]:
     return {"kind": "jiyi-export", "version": FORMAT_VERSION}
 
 
-def export_lines(records: Iterable[MemoryRecord], history_of: Any) -> Iterator[dict[str, Any]]:
+def export_lines(records: Iterable[MemoryRecord], history_of: Any,
+                 messages_of: Any = None) -> Iterator[dict[str, Any]]:
+    """The header, each memory with its history, then the messages the memories came from (`messages_of(ids)`)."""
     yield header()
+    sources: dict[str, None] = {}
     for record in records:
         yield record_to_json(record)
         for event in history_of(record.id):
             yield history_to_json(event)
+        sources.update(dict.fromkeys(ref.message_id for ref in record.provenance))
+    if messages_of is not None:
+        wanted = list(sources)
+        for start in range(0, len(wanted), MESSAGE_BATCH):
+            for message in messages_of(wanted[start:start + MESSAGE_BATCH]):
+                yield message_to_json(message)
 
 
 def export_jsonl(store: Any, out: Any, scope: Scope | None = None, include_deleted: bool = False) -> int:
     """Write every memory (and its history) in scope to a text stream; returns the number of memories."""
     count = 0
     records = store.iter_records(scope, include_deleted)
-    for line in export_lines(records, store.history):
+    for line in export_lines(records, store.history, store.get_messages):
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
         count += line["kind"] == "memory"
     return count
@@ -162,6 +191,7 @@ class ImportReport:
     imported: int = 0
     skipped_existing: int = 0
     history_rows: int = 0
+    messages: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -172,6 +202,7 @@ def import_jsonl(store: Any, embedder: Any, lines: Iterable[str], batch_size: in
     report = ImportReport()
     records: list[MemoryRecord] = []
     history: list[HistoryEvent] = []
+    messages: list[StoredMessage] = []
 
     def flush() -> None:
         if records:
@@ -189,6 +220,13 @@ def import_jsonl(store: Any, embedder: Any, lines: Iterable[str], batch_size: in
             store.add_history(history)
             report.history_rows += len(history)
             history.clear()
+        if messages:
+            known_messages = {m.id for m in store.get_messages([m.id for m in messages])}
+            fresh_messages = [m for m in messages if m.id not in known_messages]
+            if fresh_messages:
+                store.add_messages(fresh_messages)
+                report.messages += len(fresh_messages)
+            messages.clear()
 
     for number, raw in enumerate(lines, start=1):
         if on_progress:
@@ -202,12 +240,14 @@ def import_jsonl(store: Any, embedder: Any, lines: Iterable[str], batch_size: in
                 records.append(record_from_json(data))
             elif kind == "history":
                 history.append(history_from_json(data))
+            elif kind == "message":
+                messages.append(message_from_json(data))
             elif kind != "jiyi-export":
                 raise InvalidInput(f"unknown line kind {kind!r}")
         except (json.JSONDecodeError, InvalidInput) as exc:
             report.errors.append(f"line {number}: {exc}")
             continue
-        if len(records) >= batch_size:
+        if len(records) >= batch_size or len(messages) >= batch_size:
             flush()
     flush()
     return report

@@ -28,8 +28,11 @@ SHUTDOWN_MARGIN = 3.0  # seconds past JIYI_SHUTDOWN_GRACE a SIGTERM-ed server ma
 class ServerProcess:
     """One `python -m jiyi serve` subprocess on a free port of 127.0.0.1, its output in `log`."""
 
-    def __init__(self, db: Path, log: Path, env: dict[str, str], port: int | None = None) -> None:
+    def __init__(self, db: Path, log: Path, env: dict[str, str], port: int | None = None,
+                 store: str | None = None) -> None:
+        """`store`: a store URL (a PostgreSQL database) instead of the SQLite file `db`."""
         self.db = db
+        self.store = store or f"sqlite:///{db}"
         self.log = log
         self.env = env
         self.port = port or free_port()
@@ -37,7 +40,7 @@ class ServerProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, attempts: int = 3) -> ServerProcess:
-        command = [sys.executable, "-m", "jiyi", "serve", "--port", str(self.port), "--store", f"sqlite:///{self.db}"]
+        command = [sys.executable, "-m", "jiyi", "serve", "--port", str(self.port), "--store", self.store]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(command, env=self.env, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT
@@ -52,7 +55,8 @@ class ServerProcess:
             try:
                 response = httpx.get(self.url + "/health", timeout=2)
                 # The store in the answer tells our server from another process that took the port first.
-                if response.status_code == 200 and response.json().get("store", "").endswith(str(self.db)):
+                ours = self.store.rsplit("/", 1)[-1]  # the file, or the database's name (the URL is shown redacted)
+                if response.status_code == 200 and response.json().get("store", "").endswith(ours):
                     return self
             except (httpx.HTTPError, ValueError):
                 pass
@@ -118,14 +122,15 @@ def server_env(home: Path, config: dict[str, Any] | None = None, **variables: st
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[StartServer]:
-    """`serve(db=None, port=None, config=None, **JIYI_variables)`: start `jiyi serve` and wait for /health. Every
+    """`serve(db=None, port=None, config=None, store=None, **JIYI_variables)`: start `jiyi serve` (on the SQLite file
+    `db`, or the store URL `store`) and wait for /health. Every
     server still running at the end of the test is killed. `config` is written to a JSON config file."""
     started: list[ServerProcess] = []
 
     def start(db: Path | None = None, port: int | None = None, config: dict[str, Any] | None = None,
-              **variables: str) -> ServerProcess:
+              store: str | None = None, **variables: str) -> ServerProcess:
         server = ServerProcess(db or tmp_path / "memory.db", tmp_path / f"server-{len(started)}.log",
-                               server_env(tmp_path, config, **variables), port)
+                               server_env(tmp_path, config, **variables), port, store)
         started.append(server)
         return server.start()
 

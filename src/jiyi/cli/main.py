@@ -31,6 +31,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["port"] = args.port
     if getattr(args, "insecure", False):
         overrides["insecure"] = True
+    if getattr(args, "workers", None):
+        overrides["workers"] = args.workers
     return Settings(**overrides)
 
 
@@ -51,12 +53,6 @@ def _scope_args(args: argparse.Namespace) -> dict[str, str]:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from jiyi.memory import AsyncMemory
-    from jiyi.server import create_app
-    from jiyi.server.limits import RequestLimits
-    from jiyi.webhooks.dispatcher import WebhookOptions
-    from jiyi.wiring import redact
-
     settings = _settings(args)
     keyless = not (_loopback(settings.host) or settings.admin_api_key or settings.api_keys or settings.insecure)
     if keyless and not _store_has_keys(args):
@@ -67,17 +63,48 @@ def cmd_serve(args: argparse.Namespace) -> int:
               "trusted.", file=sys.stderr)
         return 2
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if settings.workers > 1:
+        # Each worker process builds its own app from the environment (the command's flags are passed on there).
+        # They share nothing but the store, which is built for it: turns are claimed, locks and versions are in the
+        # store, and each user's maintenance runs in one process at a time.
+        for key in ("store", "embedder", "config_file", "home"):
+            if getattr(args, key, None) is not None:
+                os.environ[f"JIYI_{key.upper()}"] = str(getattr(args, key))
+        print(f"jiyi: {settings.workers} worker processes · http://{settings.host}:{settings.port}/docs",
+              file=sys.stderr)
+        uvicorn.run("jiyi.cli.main:app_from_environment", factory=True, workers=settings.workers,
+                    host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
+                    timeout_graceful_shutdown=settings.shutdown_grace)
+        return 0
+    app = _app(settings)
+    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
+                            timeout_graceful_shutdown=settings.shutdown_grace)
+    _serve_until_stopped(uvicorn.Server(config), settings.shutdown_grace + SHUTDOWN_MARGIN)
+    return 0
+
+
+def _app(settings: Settings) -> Any:
+    from jiyi.memory import AsyncMemory
+    from jiyi.server import create_app
+    from jiyi.server.limits import RequestLimits
+    from jiyi.webhooks.dispatcher import WebhookOptions
+    from jiyi.wiring import redact
+
     memory = AsyncMemory.from_config(settings.to_config())
     app = create_app(memory, admin_api_key=settings.admin_api_key, user_api_keys=settings.api_keys,
                      cors_origins=settings.cors_origin_list(), maintenance_interval=settings.maintenance_interval,
                      limits=RequestLimits(**settings.request_limits()),
                      webhooks=WebhookOptions(**settings.webhook_options()), mcp_tool_names=settings.mcp_tool_names)
-    print(f"jiyi {redact(memory.store.url)} · embedder {memory.embedder.model_id} · "
+    print(f"jiyi {redact(memory.store.url)} · embedder {memory.embedder.model_id} · pid {os.getpid()} · "
           f"http://{settings.host}:{settings.port}/docs", file=sys.stderr)
-    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
-                            timeout_graceful_shutdown=settings.shutdown_grace)
-    _serve_until_stopped(uvicorn.Server(config), settings.shutdown_grace + SHUTDOWN_MARGIN)
-    return 0
+    return app
+
+
+def app_from_environment() -> Any:
+    """The server app as the JIYI_* variables describe it: what each worker process of `jiyi serve --workers N`
+    runs (uvicorn's factory)."""
+    _one_blas_thread()
+    return _app(Settings(**{}))
 
 
 # After the grace, the lifespan shutdown (worker, scheduler, store; bounded in server/app.py) gets this long before
@@ -235,7 +262,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     ) as bar:
         report = import_jsonl(memory.store, memory.embedder, lines, on_progress=bar.update)
     _print({"imported": report.imported, "skipped_existing": report.skipped_existing,
-            "history_rows": report.history_rows, "errors": report.errors[:20], "error_count": len(report.errors)})
+            "history_rows": report.history_rows, "messages": report.messages, "errors": report.errors[:20],
+            "error_count": len(report.errors)})
     return 1 if report.errors else 0
 
 
@@ -302,6 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", parents=[common], help="run the REST server (mem0-compatible)")
     p.add_argument("--host", help="default 127.0.0.1 (env JIYI_HOST)")
     p.add_argument("--port", type=int, help="default 8888 (env JIYI_PORT)")
+    p.add_argument("--workers", type=int, help="server processes on one port and one store (env JIYI_WORKERS; "
+                                                "default 1)")
     p.add_argument("--insecure", action="store_true",
                    help="allow a non-loopback --host with no API keys (env JIYI_INSECURE=1); only on a trusted network")
     p.set_defaults(func=cmd_serve)

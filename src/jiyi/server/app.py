@@ -27,8 +27,10 @@ from jiyi.server.auth import AccessPolicy, presented_key
 from jiyi.server.errors import error_response, install_error_handlers, internal_error_response
 from jiyi.server.limits import BodyGuard, RequestLimits
 from jiyi.server.platform import router as platform_router
+from jiyi.server.restore_routes import router as restore_router
 from jiyi.server.routes import require_admin, router
 from jiyi.server.state import ServerState
+from jiyi.server.ui import router as console_router
 from jiyi.server.webhook_routes import router as webhook_router
 from jiyi.webhooks.dispatcher import WebhookDispatcher, WebhookOptions
 
@@ -104,7 +106,7 @@ def create_app(
         generate_unique_id_function=lambda route: route.name,  # operation ids a generated client can call
     )
     app.state.jiyi = state
-    routers = (router, webhook_router, platform_router, docs.router)
+    routers = (router, restore_router, webhook_router, platform_router, docs.router)
     app.openapi = lambda: openapi_for(app, state.policy, routers)  # type: ignore[method-assign]
     app.state.webhook_options = webhooks
     install_error_handlers(app)
@@ -147,6 +149,7 @@ def create_app(
     for included in routers:
         app.include_router(included)
     app.router.routes.append(mcp.route("/mcp"))  # MCP over streamable HTTP (jiyi/mcp/http.py)
+    app.include_router(console_router)  # the web console at /ui (server/ui/): HTML pages, not in the OpenAPI
     return app
 
 

@@ -1,4 +1,5 @@
-"""Stores, picked by one URL: "sqlite:///path/to/memory.db" (default), "sqlite://:memory:"."""
+"""Stores, picked by one URL: "sqlite:///path/to/memory.db" (default), "sqlite://:memory:",
+"postgresql://user:password@host:5432/dbname" (the `postgres` extra)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,21 @@ def _sqlite(rest: str) -> MemoryStore:
 
 
 register_store("sqlite", _sqlite)
+
+
+def _postgres(rest: str) -> MemoryStore:
+    try:
+        from jiyi.stores.postgres import PostgresStore
+    except ImportError as exc:
+        if not (exc.name or "").startswith("psycopg"):
+            raise
+        raise ConfigError(f"a postgresql:// store needs the PostgreSQL driver ({exc.name} is not installed): "
+                          "pip install 'jiyi[postgres]'") from None
+    return PostgresStore("postgresql://" + rest)
+
+
+register_store("postgresql", _postgres)
+register_store("postgres", _postgres)  # libpq takes both spellings
 
 
 def build_store(url: str) -> MemoryStore:

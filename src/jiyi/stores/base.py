@@ -15,7 +15,17 @@ import numpy as np
 
 from jiyi.filters import Node
 from jiyi.keys import ApiKey
-from jiyi.records import HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord
+from jiyi.records import (
+    Category,
+    HistoryEvent,
+    Layer,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    StoredMessage,
+    TurnRecord,
+    TurnStatus,
+)
 from jiyi.webhooks.model import Change, Webhook, WebhookDelivery
 
 
@@ -222,6 +232,14 @@ class MemoryStore(Protocol):
     def close(self) -> None:
         ...
 
+    def restore(self, memory_id: str, history: HistoryEvent, when: datetime, *,
+                expected_version: int | None = None) -> MemoryRecord:
+        """Take back a soft delete not yet purged: the memory is live and searchable again (text index, vectors),
+        `updated_at` is `when`, the version moves on by one, and `history` (a RESTORE row) is written in the same
+        transaction; returns the record as stored. InvalidInput when the memory is not deleted or no longer exists;
+        `expected_version` as in update()."""
+        ...
+
 
 @runtime_checkable
 class WebhookStore(Protocol):
@@ -318,4 +336,79 @@ class KeyStore(Protocol):
     def keys_issued(self) -> bool:
         """Whether any key was ever issued, revoked ones too: a server with issued keys refuses requests without one,
         and revoking the last key must not open it to everyone."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Live memories of one owner (a user, agent or run) in one layer and category."""
+
+    owner: str
+    layer: str
+    category: str
+    memories: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPage:
+    """One page of a scope's memories and how many match in all."""
+
+    total: int
+    records: list[MemoryRecord]
+
+
+@dataclass(frozen=True, slots=True)
+class Vitals:
+    """What the forgetting curve and the console's counts need of one live memory: no text, no vector."""
+
+    agent_id: str | None
+    run_id: str | None
+    layer: Layer
+    category: Category
+    memory_type: MemoryType
+    importance: float
+    access_count: int
+    created_at: datetime
+    updated_at: datetime | None
+    last_accessed_at: datetime | None
+
+
+# What browse_records may sort by: a column every store has, so the console's sort links work on each.
+BROWSE_ORDERS = ("created_at", "updated_at", "last_accessed_at", "deleted_at", "importance", "access_count")
+
+
+@runtime_checkable
+class ConsoleStore(Protocol):
+    """What the web console (server/ui/) asks beyond the memory contract: counts by owner, sorted pages, a scope's
+    numbers without its texts, and its extraction queue. A role of its own: a store without it still serves
+    memories, only not the console."""
+
+    def tallies(self, kind: str, user_id: str | None = None) -> list[Tally]:
+        """Live memories per owner, layer and category, for owners of `kind` ("user", "agent" or "run"); within one
+        user's memories when `user_id` is given. Owners in id order."""
+        ...
+
+    def browse_records(self, scope: Scope, where: Node | None = None, *, order_by: str = "created_at",
+                       descending: bool = True, limit: int = 50, offset: int = 0, contains: str | None = None,
+                       deleted: bool = False) -> RecordPage:
+        """A page of the scope's memories (expired ones too) sorted by `order_by` (one of BROWSE_ORDERS; ties newest
+        first), with the total that match. `contains`: only memories whose text holds this substring. `deleted`:
+        the soft-deleted memories not yet purged instead of the live ones."""
+        ...
+
+    def list_turns(self, scope: Scope, statuses: Sequence[TurnStatus], limit: int = 50) -> list[TurnRecord]:
+        """The scope's turns in these statuses, newest first."""
+        ...
+
+    def scope_turn_counts(self, scope: Scope) -> dict[str, int]:
+        """The scope's turns per status (turn_counts() for one scope)."""
+        ...
+
+    def turns_with_messages(self, scope: Scope, message_ids: Sequence[str]) -> list[TurnRecord]:
+        """The scope's turns that hold any of these messages (the turn a memory was made from), oldest first."""
+        ...
+
+    def vitals(self, scope: Scope) -> list[Vitals]:
+        """Agent, run, layer, category, kind, importance, recalls and times of every live memory in the scope
+        (expired ones too), in no particular order: the scope's counts and retention curve, without its texts."""
         ...

@@ -16,6 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,18 @@ import numpy as np
 from jiyi.errors import Conflict, EmbeddingMismatch, InvalidInput
 from jiyi.filters import Condition, Logic, Node
 from jiyi.keys import ApiKey, KeyScope
-from jiyi.records import Category, HistoryEvent, MemoryRecord, Scope, StoredMessage, TurnRecord, TurnStatus
-from jiyi.stores.base import Entity, ScoredId
+from jiyi.records import (
+    Category,
+    HistoryEvent,
+    Layer,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    StoredMessage,
+    TurnRecord,
+    TurnStatus,
+)
+from jiyi.stores.base import BROWSE_ORDERS, Entity, RecordPage, ScoredId, Tally, Vitals
 from jiyi.stores.sqlite.codec import (
     MEMORY_COLUMNS,
     TURN_COLUMNS,
@@ -47,6 +58,7 @@ from jiyi.text import analyze_for_index, has_cjk
 from jiyi.webhooks.model import Change, DeliveryStatus, Webhook, WebhookDelivery
 
 _SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+_OWNER_COLUMNS = {"user": "user_id", "agent": "agent_id", "run": "run_id"}
 _INSERT_MEMORY = (
     f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}, embedding) "
     f"VALUES ({', '.join('?' for _ in MEMORY_COLUMNS)}, ?) RETURNING rowid"
@@ -938,6 +950,110 @@ class SqliteStore:
         with self._write() as db:
             return db.execute("DELETE FROM webhook_deliveries WHERE status != 'pending' AND updated_at < ?",
                               (format_datetime(finished_before),)).rowcount
+
+
+    # --- un-deleting, and the console's reads (stores/base.py ConsoleStore) ------------------------------------
+
+    def restore(self, memory_id: str, history: HistoryEvent, when: datetime, *,
+                expected_version: int | None = None) -> MemoryRecord:
+        with self._write() as db:
+            self._check_foreign_writes()
+            row = db.execute(f"SELECT rowid, {', '.join(MEMORY_COLUMNS)} FROM memories WHERE id = ? "
+                             "AND deleted_at IS NOT NULL", (memory_id,)).fetchone()
+            if row is None:
+                raise InvalidInput(f"memory {memory_id} is not deleted, or was purged")
+            _check_version(memory_id, row["version"], expected_version)
+            db.execute("UPDATE memories SET deleted_at = NULL, delete_reason = NULL, updated_at = ?, "
+                       "version = version + 1 WHERE id = ?", (format_datetime(when), memory_id))
+            record = replace(row_to_memory(row), deleted_at=None, delete_reason=None, updated_at=when,
+                             version=row["version"] + 1)
+            self._index_text(db, row["rowid"], record)
+            _insert_history(db, [history])
+            self._forget_cached(record.scope)  # its vector is searched again: the scope's matrix is rebuilt
+        return record
+
+    def tallies(self, kind: str, user_id: str | None = None) -> list[Tally]:
+        column = _OWNER_COLUMNS.get(kind)
+        if column is None:
+            raise InvalidInput(f"kind must be one of {sorted(_OWNER_COLUMNS)}, got {kind!r}")
+        params: list[Any] = []
+        sql = (f"SELECT {column}, layer, category, COUNT(*) FROM memories "
+               f"WHERE deleted_at IS NULL AND {column} IS NOT NULL")
+        if user_id is not None:
+            sql += " AND user_id = ?"
+            params.append(user_id)
+        with self._lock:
+            rows = self._db.execute(f"{sql} GROUP BY {column}, layer, category ORDER BY {column}", params).fetchall()
+        return [Tally(owner, layer, category, count) for owner, layer, category, count in rows]
+
+    def browse_records(self, scope: Scope, where: Node | None = None, *, order_by: str = "created_at",
+                       descending: bool = True, limit: int = 50, offset: int = 0, contains: str | None = None,
+                       deleted: bool = False) -> RecordPage:
+        if order_by not in BROWSE_ORDERS:
+            raise InvalidInput(f"order_by must be one of {list(BROWSE_ORDERS)}, got {order_by!r}")
+        params: list[Any] = []
+        clauses = [_scope_sql(scope.require(), params),
+                   "deleted_at IS NOT NULL" if deleted else "deleted_at IS NULL",
+                   to_sql(where, params)]
+        if contains:
+            clauses.append("instr(content, ?) > 0")
+            params.append(contains)
+        condition = " AND ".join(clauses)
+        direction = "DESC" if descending else "ASC"
+        # created_at is never empty and the newest-first order is the scope index's own: a page is read from the
+        # index, not sorted from every row. Other columns may be empty (never accessed): those go last.
+        order = ("created_at DESC, rowid DESC" if order_by == "created_at" and descending else
+                 f"{order_by} IS NULL, {order_by} {direction}, created_at DESC, rowid DESC")
+        with self._lock:
+            (total,) = self._db.execute(f"SELECT COUNT(*) FROM memories WHERE {condition}", params).fetchone()
+            rows = self._db.execute(f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE {condition} "
+                                    f"ORDER BY {order} LIMIT ? OFFSET ?",
+                                    [*params, max(int(limit), 0), max(int(offset), 0)]).fetchall()
+        return RecordPage(int(total), [row_to_memory(row) for row in rows])
+
+    def list_turns(self, scope: Scope, statuses: Sequence[TurnStatus], limit: int = 50) -> list[TurnRecord]:
+        if not statuses:
+            return []
+        params: list[Any] = []
+        condition = _scope_sql(scope.require(), params)
+        params += [TurnStatus(status).value for status in statuses]
+        with self._lock:
+            rows = self._db.execute(f"SELECT * FROM turns WHERE {condition} AND status IN "
+                                    f"({', '.join('?' for _ in statuses)}) ORDER BY rowid DESC LIMIT ?",
+                                    [*params, int(limit)]).fetchall()
+        return [row_to_turn(row) for row in rows]
+
+    def scope_turn_counts(self, scope: Scope) -> dict[str, int]:
+        params: list[Any] = []
+        condition = _scope_sql(scope.require(), params)
+        with self._lock:
+            rows = self._db.execute(f"SELECT status, COUNT(*) FROM turns WHERE {condition} GROUP BY status",
+                                    params).fetchall()
+        return {row[0]: row[1] for row in rows}
+
+    def turns_with_messages(self, scope: Scope, message_ids: Sequence[str]) -> list[TurnRecord]:
+        ids = list(dict.fromkeys(message_ids))[:500]  # a memory's provenance: a handful of messages
+        if not ids:
+            return []
+        params: list[Any] = []
+        condition = _scope_sql(scope.require(), params)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT * FROM turns WHERE {condition} AND EXISTS (SELECT 1 FROM json_each(turns.message_ids) "
+                f"WHERE value IN ({', '.join('?' for _ in ids)})) ORDER BY rowid", [*params, *ids]).fetchall()
+        return [row_to_turn(row) for row in rows]
+
+    def vitals(self, scope: Scope) -> list[Vitals]:
+        params: list[Any] = []
+        condition = _scope_sql(scope.require(), params)
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT agent_id, run_id, layer, category, memory_type, importance, access_count, created_at, "
+                f"updated_at, last_accessed_at FROM memories WHERE {condition} AND deleted_at IS NULL",
+                params).fetchall()
+        return [Vitals(agent, run, Layer(layer), Category(category), MemoryType(kind), importance, access_count,
+                       datetime.fromisoformat(created), parse_datetime(updated), parse_datetime(accessed))
+                for agent, run, layer, category, kind, importance, access_count, created, updated, accessed in rows]
 
 
 def _row_to_key(row: sqlite3.Row) -> ApiKey:

@@ -1,0 +1,148 @@
+"""Who is looking at the console, and what they may see: the session or the open server, the language, the CSRF
+token of the page, and the scopes and memories a key reaches (the REST API's rule: a user key its own user only,
+everything else "not found")."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+
+from jiyi.errors import Forbidden, NotFound, Unauthorized
+from jiyi.memory import AsyncMemory
+from jiyi.records import MemoryRecord, Scope
+from jiyi.server.auth import AccessPolicy, Principal
+from jiyi.server.state import ServerState
+from jiyi.server.ui.i18n import Translator, negotiate
+from jiyi.server.ui.session import LANG_COOKIE, SESSION_COOKIE, VISITOR_COOKIE, ConsoleSessions, new_visitor_id
+
+
+class LoginNeeded(Exception):
+    def __init__(self, target: str) -> None:
+        super().__init__(target)
+        self.target = target
+
+
+
+@dataclass(slots=True)
+class Visitor:
+    """A browser before sign-in (or on an open server): its language and its CSRF token."""
+
+    lang: str
+    holder: str  # the session id when signed in, else the visitor id: what the CSRF token is bound to
+    csrf: str
+    new_visitor: str | None  # a visitor id to set as a cookie
+    session_id: str | None
+
+    @property
+    def t(self) -> Translator:
+        return Translator(self.lang)
+
+
+OPEN = Principal("open")
+
+
+@dataclass(slots=True)
+class Viewer(Visitor):
+    principal: Principal = OPEN
+
+    @property
+    def signed_in(self) -> bool:
+        return self.session_id is not None
+
+    @property
+    def sees_everyone(self) -> bool:
+        return self.principal.kind != "user"
+
+
+def sessions_of(request: Request) -> ConsoleSessions:
+    sessions = getattr(request.app.state, "console_sessions", None)
+    if sessions is None:
+        sessions = request.app.state.console_sessions = ConsoleSessions()
+    return sessions
+
+
+def server_state(request: Request) -> ServerState:
+    return request.app.state.jiyi
+
+
+def language(request: Request) -> str:
+    return negotiate(request.headers.get("accept-language"), request.cookies.get(LANG_COOKIE))
+
+
+def visitor(request: Request) -> Visitor:
+    sessions = sessions_of(request)
+    session_id = request.cookies.get(SESSION_COOKIE)
+    if sessions.find(session_id) is None:
+        session_id = None
+    visitor_id = request.cookies.get(VISITOR_COOKIE)
+    new = None if visitor_id else new_visitor_id()
+    holder = session_id or visitor_id or new or ""
+    return Visitor(language(request), holder, sessions.csrf_token(holder), new, session_id)
+
+
+def viewer(request: Request, guest: Annotated[Visitor, Depends(visitor)]) -> Viewer:
+    """Who is signed in; a closed server (one with keys) sends everyone else to the login page."""
+    state = server_state(request)
+    sessions = sessions_of(request)
+    address = request.client.host if request.client else ""
+    session = sessions.find(guest.session_id)
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    if session is not None:
+        try:
+            principal = state.authenticate(session.key, address)
+        except Unauthorized:  # revoked since sign-in: the session ends with it
+            sessions.close(guest.session_id)
+            raise LoginNeeded(target) from None
+    elif state.policy.closed:
+        raise LoginNeeded(target)
+    else:
+        principal = state.authenticate(None, address)
+    return Viewer(guest.lang, guest.holder, guest.csrf, guest.new_visitor, guest.session_id, principal)
+
+
+def actor(request: Request, who: Annotated[Viewer, Depends(viewer)]) -> Viewer:
+    """A viewer sending a form: the page's CSRF token must come with it."""
+    if not sessions_of(request).csrf_valid(who.holder, request.headers.get("x-csrf-token")):
+        raise Forbidden(who.t("error.csrf"))
+    return who
+
+
+def writer(who: Annotated[Viewer, Depends(actor)]) -> Viewer:
+    if not who.principal.may_write:
+        raise Forbidden(who.t("error.read_only"))
+    return who
+
+
+Looking = Annotated[Viewer, Depends(viewer)]
+Acting = Annotated[Viewer, Depends(actor)]
+Writing = Annotated[Viewer, Depends(writer)]
+
+
+def memory_of(request: Request) -> AsyncMemory:
+    return server_state(request).memory
+
+
+async def io(fn: Callable[..., Any], *args: Any) -> Any:
+    return await asyncio.to_thread(fn, *args)
+
+
+def scope_for(who: Viewer, user_id: str, agent_id: str | None = None, run_id: str | None = None) -> Scope:
+    """The scope a page shows; a user key's own user only (others are "not found"), its own agent if bound to one."""
+    principal = who.principal
+    if principal.kind == "user":
+        if user_id != principal.user_id or (principal.agent_id and agent_id not in (None, principal.agent_id)):
+            raise NotFound(who.t("error.no_user", user=user_id))
+        agent_id = agent_id or principal.agent_id
+    return Scope(user_id, agent_id or None, run_id or None)
+
+
+async def visible_record(request: Request, who: Viewer, memory_id: str) -> MemoryRecord:
+    """The memory (deleted ones too: they can be restored) if this viewer may see it."""
+    record = await io(memory_of(request).store.get, memory_id, True)
+    if record is None or not AccessPolicy.may_read(who.principal, record.scope.as_dict()):
+        raise NotFound(who.t("error.no_memory", memory=memory_id))
+    return record

@@ -1,0 +1,266 @@
+"""Schema as an append-only list of named migrations. Never edit one that has shipped: append a new one.
+
+All pending migrations run in one transaction under a transaction-level advisory lock, so several processes that
+start at once against a new database wait for the first instead of racing it (PostgreSQL's DDL is transactional).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from psycopg.rows import tuple_row
+
+Migration = Callable[[psycopg.Connection[Any]], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+# pg_advisory_xact_lock keys: any bigint; these spell "jiyi" + a role, so they are unlikely to collide with an
+# application sharing the database.
+MIGRATION_LOCK = 0x6A697969_0001
+CHANGE_LOG_LOCK = 0x6A697969_0002  # held by a writer from its first history row to its commit: see store._log_lock
+BINDING_LOCK = 0x6A697969_0003
+
+WEBHOOK_CURSOR = "webhooks.cursor"  # the state row: how far the webhook fan-out has read the change log
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+@migration
+def m001_pgvector(db: psycopg.Connection[Any]) -> None:
+    db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+
+@migration
+def m002_memories(db: psycopg.Connection[Any]) -> None:
+    # `embedding` is typed vector(dims) when an embedder is bound (store.bind_embedding): pgvector's HNSW index
+    # needs the dimension, and the first embedder decides it. `keywords` holds jiyi.text's terms in order (with
+    # repeats: term frequencies) followed by each CJK character prefixed with "#" (a term is never written with "#"),
+    # `cjk` the CJK characters as one string: see store.keyword_search. How often a memory was read lives in
+    # memory_access (m003), so that counting a read rewrites neither the row nor its HNSW entry.
+    db.execute(
+        """
+        CREATE TABLE memories (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id text NOT NULL UNIQUE,
+            content text NOT NULL,
+            hash text NOT NULL,
+            user_id text, agent_id text, run_id text, actor_id text, role text,
+            memory_type text NOT NULL, layer text NOT NULL, category text NOT NULL,
+            importance double precision NOT NULL, strength double precision NOT NULL,
+            confidence double precision NOT NULL, source text NOT NULL, verified boolean NOT NULL,
+            tags jsonb NOT NULL, metadata jsonb NOT NULL, provenance json NOT NULL,
+            related_ids json NOT NULL, compression_source_ids json NOT NULL,
+            created_at timestamptz NOT NULL, updated_at timestamptz, event_time timestamptz,
+            expiration_date timestamptz, deleted_at timestamptz, delete_reason text,
+            version integer NOT NULL DEFAULT 1,
+            embedding vector,
+            keywords text[],
+            cjk text
+        )
+        """
+    )
+    for column in ("user_id", "agent_id", "run_id"):
+        db.execute(f"CREATE INDEX memories_{column} ON memories ({column}, created_at) WHERE deleted_at IS NULL")
+    # Every search also asks for the scope's core memories, and for messages apart from facts: by category.
+    db.execute("CREATE INDEX memories_user_category ON memories (user_id, category) WHERE deleted_at IS NULL")
+    db.execute("CREATE INDEX memories_tags ON memories USING gin (tags jsonb_path_ops) WHERE deleted_at IS NULL")
+    db.execute("CREATE INDEX memories_keywords ON memories USING gin (keywords) WHERE deleted_at IS NULL")
+    db.execute("CREATE INDEX memories_hash ON memories (hash)")
+    db.execute("CREATE INDEX memories_deleted ON memories (deleted_at) WHERE deleted_at IS NOT NULL")
+
+
+@migration
+def m003_memory_access(db: psycopg.Connection[Any]) -> None:
+    # Reads are counted on every search: a narrow row of its own, updated in place, instead of a new version of the
+    # memory's row (with its vector) and of every index entry, the HNSW graph's included.
+    db.execute(
+        """
+        CREATE TABLE memory_access (
+            memory_id text PRIMARY KEY,
+            access_count bigint NOT NULL,
+            last_accessed_at timestamptz
+        )
+        """
+    )
+
+
+@migration
+def m004_history(db: psycopg.Connection[Any]) -> None:
+    # mem0's exact columns, so tools written against mem0's history table read ours.
+    db.execute(
+        """
+        CREATE TABLE history (
+            id text PRIMARY KEY,
+            memory_id text,
+            old_memory text,
+            new_memory text,
+            event text,
+            created_at timestamptz,
+            updated_at timestamptz,
+            is_deleted integer,
+            actor_id text,
+            role text
+        )
+        """
+    )
+    db.execute("CREATE INDEX history_memory ON history (memory_id, created_at)")
+    # Beside it, one row per history row: its place in the change log the webhooks are fed from (positions are
+    # handed out in commit order: see store._log_lock) and why the lifecycle made the change, if it says.
+    db.execute(
+        """
+        CREATE TABLE history_log (
+            position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            history_id text NOT NULL UNIQUE,
+            reason text
+        )
+        """
+    )
+
+
+@migration
+def m005_messages(db: psycopg.Connection[Any]) -> None:
+    db.execute(
+        """
+        CREATE TABLE messages (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id text NOT NULL UNIQUE,
+            user_id text, agent_id text, run_id text,
+            role text NOT NULL, name text, content text NOT NULL,
+            created_at timestamptz NOT NULL, external_id text, metadata json NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX messages_user ON messages (user_id, seq)")
+    db.execute("CREATE INDEX messages_agent ON messages (agent_id, seq)")
+    db.execute("CREATE INDEX messages_run ON messages (run_id, seq)")
+
+
+@migration
+def m006_meta(db: psycopg.Connection[Any]) -> None:
+    db.execute("CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL)")
+
+
+@migration
+def m007_keyword_stats(db: psycopg.Connection[Any]) -> None:
+    # Document frequencies for BM25 and document_frequencies(): per term, how many indexed memories hold it; the
+    # row with term '' holds how many memories are indexed and their total length. Each writer adds to the row of
+    # its own shard (its backend's pid modulo 16), so writers of common words rarely wait for each other; a count is
+    # the sum over the shards.
+    db.execute(
+        """
+        CREATE TABLE keyword_stats (
+            term text NOT NULL,
+            shard smallint NOT NULL,
+            docs bigint NOT NULL,
+            length bigint NOT NULL,
+            PRIMARY KEY (term, shard)
+        )
+        """
+    )
+
+
+@migration
+def m008_turns(db: psycopg.Connection[Any]) -> None:
+    db.execute(
+        """
+        CREATE TABLE turns (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id text NOT NULL UNIQUE,
+            user_id text, agent_id text, run_id text,
+            message_ids json NOT NULL, options json NOT NULL,
+            status text NOT NULL, attempts integer NOT NULL, next_attempt_at timestamptz NOT NULL,
+            lease_until timestamptz, last_error text, extractor text, results json NOT NULL,
+            created_at timestamptz NOT NULL, updated_at timestamptz
+        )
+        """
+    )
+    # The worker's question: which unfinished turns are due. Finished turns stay out of this index.
+    db.execute("CREATE INDEX turns_due ON turns (next_attempt_at, seq) "
+               "WHERE status IN ('queued', 'retry', 'processing')")
+    db.execute("CREATE TABLE state (key text PRIMARY KEY, value text NOT NULL)")
+
+
+@migration
+def m009_locks(db: psycopg.Connection[Any]) -> None:
+    # Named locks with a lease, for work that must run one at a time across processes (the write path's decisions
+    # for one scope): a holder that dies lets go when its lease runs out.
+    db.execute("CREATE TABLE locks (name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL)")
+
+
+@migration
+def m010_requests(db: psycopg.Connection[Any]) -> None:
+    # Idempotent adds: a request key claimed once (response NULL while its first request runs), then its answer.
+    db.execute("CREATE TABLE requests (key text PRIMARY KEY, response text, created_at timestamptz NOT NULL)")
+    db.execute("CREATE INDEX requests_created ON requests (created_at)")
+
+
+@migration
+def m011_webhooks(db: psycopg.Connection[Any]) -> None:
+    db.execute(
+        """
+        CREATE TABLE webhooks (
+            id text PRIMARY KEY,
+            project_id text NOT NULL, user_id text,
+            name text NOT NULL, url text NOT NULL, event_types json NOT NULL, secret text NOT NULL,
+            is_active boolean NOT NULL, after_change bigint NOT NULL,
+            created_at timestamptz NOT NULL, updated_at timestamptz,
+            last_status text, last_status_code integer, last_error text, last_attempt_at timestamptz
+        )
+        """
+    )
+    db.execute("CREATE INDEX webhooks_project ON webhooks (project_id, created_at)")
+    db.execute(
+        """
+        CREATE TABLE webhook_deliveries (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id text NOT NULL UNIQUE,
+            webhook_id text NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+            change_id text NOT NULL, event_type text NOT NULL, body text NOT NULL,
+            status text NOT NULL, attempts integer NOT NULL, next_attempt_at timestamptz NOT NULL,
+            lease_until timestamptz, last_status_code integer, last_error text,
+            created_at timestamptz NOT NULL, updated_at timestamptz,
+            UNIQUE (webhook_id, change_id)
+        )
+        """
+    )
+    # The sender's question: which deliveries are due. Finished ones stay out of this index.
+    db.execute("CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, seq)"
+               " WHERE status = 'pending'")
+    db.execute("CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id, seq)")
+    db.execute("CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (updated_at) WHERE status <> 'pending'")
+
+
+@migration
+def m012_api_keys(db: psycopg.Connection[Any]) -> None:
+    # Keys made with `jiyi keys create`: the SHA-256 of each key, never the key.
+    db.execute(
+        """
+        CREATE TABLE api_keys (
+            id text PRIMARY KEY,
+            key_hash text NOT NULL UNIQUE,
+            scope text NOT NULL, user_id text, agent_id text, name text,
+            created_at timestamptz NOT NULL, last_used_at timestamptz, revoked_at timestamptz
+        )
+        """
+    )
+
+
+def migrate(db: psycopg.Connection[Any]) -> list[str]:
+    """Apply pending migrations in order, in one transaction (`db` is in autocommit mode); returns their names."""
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        db.execute("CREATE TABLE IF NOT EXISTS _migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL)")
+        with db.cursor(row_factory=tuple_row) as cur:
+            done = {row[0] for row in cur.execute("SELECT name FROM _migrations").fetchall()}
+        applied = []
+        for name, fn in MIGRATIONS:
+            if name in done:
+                continue
+            fn(db)
+            db.execute("INSERT INTO _migrations (name, applied_at) VALUES (%s, now())", (name,))
+            applied.append(name)
+    return applied
