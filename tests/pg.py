@@ -65,16 +65,16 @@ class TestPostgres:
         self._as_user: list[str] = []
         self._names = itertools.count()
         self._admin: psycopg.Connection[Any] | None = None
-        if os.geteuid() == 0:
-            try:
-                account = pwd.getpwnam(USER)
-            except KeyError:
-                self._fail(f"the tests run as root, and PostgreSQL refuses to: they run it as the `{USER}` user, "
-                           f"which does not exist here. Create it (`useradd --system --no-create-home {USER}`; "
-                           "`make test` does) and run the tests again")
-            os.chown(self.root, account.pw_uid, account.pw_gid)
-            self._as_user = ["runuser", "-u", USER, "--"]
         try:
+            if os.geteuid() == 0:
+                try:
+                    account = pwd.getpwnam(USER)
+                except KeyError:
+                    self._fail(f"the tests run as root, and PostgreSQL refuses to: they run it as the `{USER}` "
+                               f"user, which does not exist here. Create it (`useradd --system --no-create-home "
+                               f"{USER}`; `make test` does) and run the tests again")
+                os.chown(self.root, account.pw_uid, account.pw_gid)
+                self._as_user = ["runuser", "-u", USER, "--"]
             self._start()
         except BaseException:
             self.stop()
@@ -136,14 +136,21 @@ class TestPostgres:
 
 
 _server: TestPostgres | None = None
+_failed: BaseException | None = None  # a server that could not start is not tried again by every test
 
 
 def running() -> TestPostgres:
     """The session's server, started on first use."""
-    global _server
+    global _server, _failed
+    if _failed is not None:
+        raise _failed
     if _server is None:
         started = time.perf_counter()
-        _server = TestPostgres()
+        try:
+            _server = TestPostgres()
+        except BaseException as exc:
+            _failed = exc
+            raise
         print(f"\nPostgreSQL for the tests on 127.0.0.1:{_server.port} in {time.perf_counter() - started:.1f} s")
     return _server
 
