@@ -193,6 +193,22 @@ def split_scope(filters: dict[str, Any] | None) -> tuple[dict[str, str], dict[st
     return ids, rest
 
 
+def named_values(condition: Any) -> list[Any]:
+    """The values a top-level condition on one field names: a value, {"eq": v}, {"in": [...]}. Any other form (ne,
+    nin, "*", a comparison) names none: AND-ed with a caller's own scope, it can only narrow."""
+    if condition is None or condition == "*":
+        return []
+    if isinstance(condition, dict):
+        named: list[Any] = []
+        for op, value in condition.items():
+            if op == "eq":
+                named.append(value)
+            elif op == "in":
+                named.extend(value if isinstance(value, list) else [value])
+        return named
+    return [condition]
+
+
 def merge_scope(scope: Scope, filters: dict[str, Any] | None) -> tuple[Scope, dict[str, Any]]:
     """Combine explicit ids with ids given inside `filters`; conflicting values are an error, not a guess."""
     ids, rest = split_scope(filters)

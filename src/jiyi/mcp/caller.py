@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jiyi.errors import Forbidden, InvalidInput
-from jiyi.filters import split_scope
+from jiyi.filters import named_values, split_scope
 
 READ_ONLY = ("this API key is read-only (scope \"read\"): it may search and read memories, not add, change or "
              "delete them")
@@ -52,7 +52,7 @@ class Caller:
         for key, bound in (("user_id", self.user_id), ("agent_id", self.agent_id)):
             if bound is None:
                 continue
-            named = [hoisted.get(key), *_named(filters.get(key))]
+            named = [hoisted.get(key), *named_values(filters.get(key))]
             if any(value is not None and value != bound for value in named):
                 raise Forbidden(f"this connection may only use its own {key.removesuffix('_id')}'s memories; "
                                 f"leave {key} out of filters")
@@ -70,18 +70,3 @@ def caller_for_principal(who: Any) -> Caller:
     if getattr(who, "kind", None) == "user":
         return Caller(who.user_id, getattr(who, "agent_id", None), may_write)
     return Caller(None, getattr(who, "agent_id", None), may_write)
-
-
-def _named(condition: Any) -> list[Any]:
-    """The ids a top-level filter condition names: a value, {"eq": v}, {"in": [...]}; other forms name no one."""
-    if condition is None or condition == "*":
-        return []
-    if isinstance(condition, dict):
-        named: list[Any] = []
-        for op, value in condition.items():
-            if op == "eq":
-                named.append(value)
-            elif op == "in":
-                named.extend(value if isinstance(value, list) else [value])
-        return named
-    return [condition]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jiyi.errors import Forbidden, Unauthorized
-from jiyi.filters import split_scope
+from jiyi.filters import named_values, split_scope
 from jiyi.keys import ApiKey, KeyScope, key_hash
 from jiyi.records import utcnow
 from jiyi.stores.base import KeyStore, MemoryStore
@@ -157,7 +157,7 @@ class AccessPolicy:
         if principal.kind != "user":
             return user_id
         hoisted = split_scope(filters)[0].get("user_id") if isinstance(filters, dict) else None
-        asked = [user_id, hoisted, *_named_users((filters or {}).get("user_id"))]
+        asked = [user_id, hoisted, *named_values((filters or {}).get("user_id"))]
         if any(asked_id is not None and asked_id != principal.user_id for asked_id in asked):
             raise Forbidden("this API key may only access its own user's memories")
         return principal.user_id
@@ -169,7 +169,7 @@ class AccessPolicy:
             return agent_id
         hoisted = split_scope(filters)[0].get("agent_id") if isinstance(filters, dict) else None
         if any(asked is not None and asked != principal.agent_id
-               for asked in (agent_id, hoisted, *_named_users((filters or {}).get("agent_id")))):
+               for asked in (agent_id, hoisted, *named_values((filters or {}).get("agent_id")))):
             raise Forbidden("this API key may only access its own agent's memories")
         return principal.agent_id
 
@@ -179,20 +179,3 @@ class AccessPolicy:
             return True
         return item.get("user_id") == principal.user_id and (
             principal.agent_id is None or item.get("agent_id") == principal.agent_id)
-
-
-def _named_users(condition: Any) -> list[Any]:
-    """The user ids a top-level user_id filter names: a value, {"eq": v}, {"in": [...]}. Any other form (ne, nin,
-    "*", a comparison) names no one: it stays a condition AND-ed with the key's own scope, so it can only narrow."""
-    if condition is None or condition == "*":
-        return []
-    if isinstance(condition, dict):
-        named: list[Any] = []
-        for op, value in condition.items():
-            if op == "eq":
-                named.append(value)
-            elif op == "in":
-                named.extend(value if isinstance(value, list) else [value])
-        return named
-    return [condition]
-
