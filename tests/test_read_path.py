@@ -179,6 +179,21 @@ def test_a_failing_reranker_leaves_the_fused_order(tmp_path: Path, fake: FakeOpe
 CHAT = [{"role": "system", "content": "You are Lin."}, {"role": "user", "content": "so, what do you think?"}]
 
 
+def test_the_conversation_is_searched_beside_the_question(tmp_path: Path) -> None:
+    # The question finds one memory relevant enough; the conversation before it is about another. Both are recalled:
+    # a question that hits must not stop the context query (a weak question often hits a vaguely similar memory).
+    with memory_at(tmp_path, "e5") as memory:
+        cat, marathon, *_ = add_raw(memory, ["我养了一只橘猫叫年糕", "我下个月要去成都参加马拉松", "我在一家游戏公司做策划",
+                                             "我妹妹叫小雨", "我对芒果过敏"])
+        chat = [{"role": "user", "content": "我下个月要去成都跑马拉松，有点紧张"},
+                {"role": "assistant", "content": "慢慢来，按平时的配速跑就好"},
+                {"role": "user", "content": "年糕最近老是掉毛"}]
+        result = memory.context(chat, user_id="u")
+        assert [(s["stage"], s["outcome"]) for s in result["stages"]] == [("question", "hit"), ("context", "hit")]
+        assert {m["id"] for m in result["memories"]} == {cat, marathon}
+        assert result["memories"] == sorted(result["memories"], key=lambda m: -m["score"])  # best first, each once
+
+
 def test_no_user_message_means_nothing_is_injected(tmp_path: Path) -> None:
     with memory_at(tmp_path) as memory:
         add_raw(memory, ["Jesica is my sister"])

@@ -2,12 +2,20 @@
 
 `recall` finds the memories that matter for the next reply with a chain of queries, cheapest first
 (sillytavern-memory-write-and-retrieval.md §4):
-  1. "question" — the last user message;
-  2. "context"  — the recent conversation plus "User question: …" (≤ 1200 characters), for weak questions whose
+  1. "question" — the last user message, and together with it
+     "context"  — the recent conversation plus "User question: …" (≤ 1200 characters), for weak questions whose
                   subject was said earlier ("你今天有什么不一样？" after "我昨晚失眠了");
-  3. "rewrite"  — when the caller turned it on: an LLM rewrites the question into one self-contained query.
+  2. "rewrite"  — when the caller turned it on and neither found anything: an LLM rewrites the question into one
+                  self-contained query.
 A stage "hits" when a memory is relevant enough (SearchHit.relevance ≥ min_relevance), not merely when something comes
 back: a weak question always finds *something* vaguely similar. One deadline covers the whole chain.
+
+The question and the context are searched together, and what either finds relevant is injected, best first. The seed
+tries the context only after the question missed; but a weak question that finds some vaguely similar memory
+relevant enough then stops the chain with the wrong memory, while the conversation would have named the right one.
+Measured on bench/zh_retrieval.py (e5, the context strategy): all-but-none hit 0.758 → 0.818 on the users the gate
+was calibrated on, 0.793 → 0.810 on the others, chit-chat false injections unchanged. Both queries go to the
+embedder at once, which embeds them in one call (embedders/scheduler.py).
 """
 
 from __future__ import annotations
@@ -277,7 +285,8 @@ class ReadPath:
         in_prompt = {_said(m.content) for m in request.messages}
         echoes = min(len(in_prompt), MAX_ECHOES)
 
-        async def attempt(name: str, query: str, spent_ms: float = 0.0, detail: str | None = None) -> list[SearchHit]:
+        async def attempt(name: str, query: str, spent_ms: float = 0.0,
+                          detail: str | None = None) -> tuple[list[SearchHit], Stage]:
             started = time.perf_counter()
             search = SearchRequest(query, request.scope, top_k=request.top_k + echoes, where=request.where)
             retrieval = await self.search(search, refresh=False, timeout=max(deadline - time.monotonic(), 0.001))
@@ -286,9 +295,8 @@ class ReadPath:
             hits = hits[:request.top_k]
             relevant = [h for h in hits if h.relevance >= min_relevance]
             best = max((h.relevance for h in hits), default=0.0)
-            stages.append(Stage(name, "hit" if relevant else "miss", query, best, len(relevant),
-                                spent_ms + (time.perf_counter() - started) * 1000, detail))
-            return relevant
+            return relevant, Stage(name, "hit" if relevant else "miss", query, best, len(relevant),
+                                   spent_ms + (time.perf_counter() - started) * 1000, detail)
 
         def wanted(name: str) -> bool:
             if request.only_stages is None or name in request.only_stages:
@@ -296,19 +304,33 @@ class ReadPath:
             stages.append(Stage(name, "skipped", detail="not asked for"))
             return False
 
-        if wanted("question") and (found := await attempt("question", question)):
-            return Recall(found, stages)
+        first: list[tuple[str, str]] = []
+        if wanted("question"):
+            first.append(("question", question))
         if not wanted("context"):
             pass
         elif not recent:
             stages.append(Stage("context", "skipped", detail="no earlier messages"))
-        elif found := await attempt("context", context_query(recent, question, settings.context_max_chars)):
-            return Recall(found, stages)
+        else:
+            first.append(("context", context_query(recent, question, settings.context_max_chars)))
+        if first:
+            outcomes = await asyncio.gather(*(attempt(name, query) for name, query in first), return_exceptions=True)
+            attempts = [outcome for outcome in outcomes if not isinstance(outcome, BaseException)]
+            stages.extend(stage for _, stage in attempts)
+            stages.sort(key=lambda s: STAGE_NAMES.index(s.name))
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+            if found := merged([relevant for relevant, _ in attempts], request.top_k):
+                return Recall(found, stages)
         if not wanted("rewrite"):
             return Recall([], stages)
         rewritten = await self._rewrite(request, question, recent, deadline, stages)
-        if rewritten is not None and (found := await attempt("rewrite", *rewritten)):
-            return Recall(found, stages)
+        if rewritten is not None:
+            found, stage = await attempt("rewrite", *rewritten)
+            stages.append(stage)
+            if found:
+                return Recall(found, stages)
         return Recall([], stages)
 
     async def _rewrite(self, request: RecallRequest, question: str, recent: list[ChatMessage], deadline: float,
@@ -382,6 +404,18 @@ class ReadPath:
             "error": None,
             "elapsed_ms": _elapsed_ms(started),
         }
+
+
+def merged(found: Sequence[Sequence[SearchHit]], top_k: int) -> list[SearchHit]:
+    """The relevant hits of several searches, best first, each memory once (its best score) and no message that a
+    fact among them stands for."""
+    best: dict[str, SearchHit] = {}
+    for hits in found:
+        for hit in hits:
+            if hit.record.id not in best or hit.score > best[hit.record.id].score:
+                best[hit.record.id] = hit
+    ranked = sorted(best.values(), key=lambda h: (-h.score, h.record.id))
+    return without_covered_messages(ranked, top_k)
 
 
 def _said(text: str) -> str:
