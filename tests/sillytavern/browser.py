@@ -235,7 +235,7 @@ class StUser:
         }""", values)
 
     def open_settings(self) -> None:
-        """Extensions panel (the top bar's cubes icon), then the "Mem0 Retrieval: Query Enhancement" drawer."""
+        """Extensions panel (the top bar's cubes icon), then the "jiyi Memory" drawer."""
         if not self.page.is_visible("#jiyi_memory_settings"):
             self.page.click("#extensions-settings-button .drawer-toggle")
             self.page.wait_for_selector("#jiyi_memory_settings", state="visible", timeout=10_000)
@@ -262,6 +262,35 @@ class StUser:
         if source is not None:
             assert self.jiyi_settings()["rewriteSource"] == source
         self.close_settings()
+
+    def note(self, message_index: int = -1) -> dict[str, Any] | None:
+        """The jiyi note shown under a message (the last by default), as the user sees it; None when there is none."""
+        return self.page.evaluate("""index => {
+            const messages = [...document.querySelectorAll('#chat .mes')];
+            const element = messages.at(index);
+            const note = element?.querySelector('.jiyi-memory-note');
+            if (!note) return null;
+            return {
+                kind: note.dataset.jiyiNote, problem: note.dataset.kind ?? null, open: note.open,
+                summary: note.querySelector('summary').textContent.trim(),
+                body: note.querySelector('.jiyi-memory-note-body')?.textContent.trim() ?? '',
+                items: [...note.querySelectorAll('li .jiyi-memory-note-text')].map(e => e.textContent),
+                ids: [...note.querySelectorAll('li')].map(e => e.dataset.memoryId),
+                links: [...note.querySelectorAll('li a')].map(e => e.href),
+            };
+        }""", message_index)
+
+    def set_language(self, locale: str | None) -> None:
+        """SillyTavern's UI language, as its User Settings → UI Language select stores it (None: the browser's), and
+        the page reloaded as SillyTavern itself does on a change."""
+        self.page.evaluate("l => l === null ? localStorage.removeItem('language')"
+                           " : localStorage.setItem('language', l)", locale)
+        self.reload()
+
+    def set_streaming(self, on: bool) -> None:
+        """The "Streaming" switch of the chat-completion settings (#stream_toggle), as a click on it changes it."""
+        self.page.evaluate("on => $('#stream_toggle').prop('checked', on).trigger('change')", on)
+        assert self.page.evaluate("() => SillyTavern.getContext().chatCompletionSettings.stream_openai") is on
 
     def screenshot(self, path: Path, selector: str | None = None) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -83,9 +83,11 @@ def test_screenshots_of_a_chat_and_of_the_settings_panel(alice: StUser, llm: Fak
     alice.page.set_viewport_size({"width": 1280, "height": 1900})
     alice.open_settings()
     panel = alice.page.locator("#jiyi_memory_settings")
-    assert "Mem0 Retrieval: Query Enhancement" in panel.inner_text()
+    # SillyTavern follows the browser's language (zh-CN here) when no UI language is chosen; so does the panel.
+    assert alice.page.evaluate("() => jiyiMemory.language") == "zh"
+    assert "jiyi 记忆" in panel.inner_text()
     status = alice.page.inner_text("#jiyi_memory_status")
-    assert "server plugin" in status and "jiyi reachable" in status, status
+    assert "服务器插件" in status and "jiyi 可以访问" in status, status
     assert alice.page.input_value("#jiyi_memory_url") == jiyi.url
     assert alice.page.input_value("#jiyi_memory_rewrite_prompt").strip(), "the rewrite prompt has a default"
     settings = alice.screenshot(artifacts() / "settings.png", "#jiyi_memory_settings")

@@ -4,10 +4,15 @@
 //   injects it as a system prompt right after the main prompt (IN_PROMPT, SYSTEM): a stable place that does not
 //   disturb the chat history or prompt caching. One deadline covers it all; the reply is never blocked or aborted.
 // - Write: the server plugin writes on chat save when installed; otherwise this extension writes (writer.js).
+// - Show: a note under each reply lists the memories injected for it, or says why it got none (note.js); the panel's
+//   status line names the part that fails (status.js); both in SillyTavern's language (i18n.js).
 // - Test hook: globalThis.jiyiMemory.last / .history describe the last interceptions (CONTRACT.md).
 
 import { getCurrentUserHandle } from '../../../user.js';
+import { languageOf, translateTree, translator } from './i18n.js';
+import { EXTRA_KEY, attachNote, noteFromRecord, noteHtml } from './note.js';
 import { DEFAULT_REWRITE_PROMPT, effectiveSettings, loadSettings } from './settings.js';
+import { consoleMemoryUrl, consoleScopeUrl, describeStatus, problemText, stopsWrites } from './status.js';
 import { Transport } from './transport.js';
 import { Deadline, recall } from './recall.js';
 import { DirectWriter } from './writer.js';
@@ -43,7 +48,24 @@ const writer = new DirectWriter({
     transport, getSettings: currentSettings, getContext: context, getUserHandle: userHandle,
 });
 
-const hook = { last: null, history: [], transport, writer, settings: currentSettings };
+/** SillyTavern's UI language (1.19: getContext().getCurrentLocale(); it reloads the page when the user changes it). */
+function currentLocale() {
+    try {
+        const locale = context().getCurrentLocale?.();
+        if (locale) return locale;
+    } catch {
+        // an older SillyTavern: its own storage key and fallback
+    }
+    return globalThis.localStorage?.getItem('language') || globalThis.navigator?.language || 'en';
+}
+
+const language = languageOf(currentLocale());
+const t = translator(language);
+
+// The recall of the generation under way, until its reply arrives (MESSAGE_RECEIVED) and takes its note.
+let pending = null;
+
+const hook = { last: null, history: [], transport, writer, settings: currentSettings, language };
 globalThis.jiyiMemory = hook;
 
 function setMemoryPrompt(text) {
@@ -63,15 +85,15 @@ function remember(record) {
  */
 globalThis.jiyiMemoryInterceptor = async function jiyiMemoryInterceptor(chat, _contextSize, _abort, type) {
     const started = performance.now();
-    let record = { type, skipped: true, transport: null, addedMs: 0, injectedIds: [], stages: [], degraded: false,
-        error: null, block: '' };
+    let record = { type, skipped: true, transport: null, addedMs: 0, injectedIds: [], injected: [], stages: [],
+        degraded: false, error: null, problem: null, block: '' };
     let deadline = null;
     try {
         // First of all: a block from an earlier reply must never leak into this one, whatever happens next.
         setMemoryPrompt('');
         const settings = currentSettings();
         if (!settings.enabled || SKIPPED_TYPES.has(type)) {
-            record.reason = settings.enabled ? `${type} generation` : 'memory is off';
+            record.reason = settings.enabled ? 'type' : 'off';
             return;
         }
         deadline = new Deadline(settings.deadlineMs);
@@ -85,14 +107,70 @@ globalThis.jiyiMemoryInterceptor = async function jiyiMemoryInterceptor(chat, _c
         record.addedMs = Math.round((performance.now() - started) * 10) / 10;
         record.at = Date.now();
         remember(record);
+        // Background prompts and impersonation make no reply of the character: they must not take its note.
+        if (!SKIPPED_TYPES.has(type)) pending = { chatId: chatIdNow(), record };
+        warnOnce(record);
     }
 };
+
+function chatIdNow() {
+    try {
+        return String(context().getCurrentChatId?.() ?? '');
+    } catch {
+        return '';
+    }
+}
+
+/** A toast when recall starts failing (not on every reply of an outage): the note on each reply says the rest. */
+let failing = null;  // the kind of problem of the last recall that ran (skipped ones do not count)
+function warnOnce(record) {
+    if (record.skipped) return;
+    const problem = record.problem && stopsWrites(record.problem) ? record.problem : null;
+    const before = failing;
+    failing = problem?.kind ?? null;
+    if (before === failing) return;
+    void refreshConnection();  // failing or back: the status line must not go on saying what the last check saw
+    if (!problem) return;
+    const text = `${problemText(problem, t)} ${t('note.catch_up')}`;
+    globalThis.toastr?.warning(text, t('toast.title'), { preventDuplicates: true, timeOut: 8000 });
+}
+
+// --- the note on each reply ------------------------------------------------------------------------------------
+
+/** A reply arrived: it takes the note of the recall made for it (or loses a note from an earlier swipe). */
+function onMessageReceived(messageId, type) {
+    if (type === 'first_message' || pending === null) return;
+    const { chatId, record } = pending;
+    pending = null;
+    if (chatId !== chatIdNow()) return;
+    const message = context().chat?.[Number(messageId)];
+    if (!message || message.is_user) return;
+    attachNote(message, noteFromRecord(record));
+}
+
+/** Draw (or remove) the note of one message from its saved data. */
+function renderNote(messageId) {
+    const element = document.querySelector(`#chat .mes[mesid="${Number(messageId)}"]`);
+    if (!element) return;
+    element.querySelectorAll('.jiyi-memory-note').forEach(old => old.remove());
+    if (!currentSettings().showNotes) return;
+    const note = context().chat?.[Number(messageId)]?.extra?.[EXTRA_KEY];
+    if (!note || typeof note !== 'object') return;
+    const base = transport.consoleBase();
+    const html = noteHtml(note, { t, memoryUrl: id => consoleMemoryUrl(base, id) });
+    element.querySelector('.mes_block')?.insertAdjacentHTML('beforeend', html);
+}
+
+function renderAllNotes() {
+    document.querySelectorAll('#chat .mes[mesid]').forEach(element => renderNote(element.getAttribute('mesid')));
+}
 
 // --- settings panel --------------------------------------------------------------------------------------------
 
 const FIELDS = [
     // [element id, setting, kind]
     ['#jiyi_memory_enabled', 'enabled', 'checkbox'],
+    ['#jiyi_memory_show_notes', 'showNotes', 'checkbox'],
     ['#jiyi_memory_rewrite', 'rewrite', 'checkbox'],
     ['#jiyi_memory_rewrite_source', 'rewriteSource', 'text'],
     ['#jiyi_memory_rewrite_prompt', 'rewritePrompt', 'text'],
@@ -129,6 +207,8 @@ function onFieldChange(event) {
     context().saveSettingsDebounced();
     toggleRewriteFields();
     if (key === 'transport' || key === 'serviceUrl' || key === 'enabled') void refreshConnection();
+    if (key === 'showNotes') renderAllNotes();
+    renderStatus();
 }
 
 function toggleRewriteFields() {
@@ -137,35 +217,30 @@ function toggleRewriteFields() {
 }
 
 async function refreshConnection() {
-    await transport.probePlugin();
-    renderStatus();
-}
-
-function describeConnection() {
     const settings = currentSettings();
-    if (!settings.enabled) return 'Off.';
-    const plugin = transport.plugin;
-    if (plugin.present === null) return 'Checking the connection…';
-    const usePlugin = settings.transport === 'plugin' || (settings.transport === 'auto' && plugin.present);
-    if (usePlugin) {
-        const reach = plugin.present ? (plugin.jiyi ? 'jiyi reachable' : 'jiyi NOT reachable') : 'plugin NOT answering';
-        return `Via the server plugin (${reach}); memories are written ${plugin.writes ? 'by the plugin on chat save' : 'by this browser'}.`;
-    }
-    const writes = settings.writeWithoutPlugin && !(plugin.present && plugin.writes) ? 'by this browser' : 'not by this browser';
-    return `Direct to ${settings.serviceUrl} (jiyi must allow this origin: JIYI_CORS_ORIGINS); memories are written ${writes}.`;
+    if (settings.transport !== 'direct') await transport.probePlugin();
+    const viaPlugin = settings.transport === 'plugin' || (settings.transport === 'auto' && transport.plugin.present);
+    if (!viaPlugin) await transport.probeDirect();
+    renderStatus();
+    renderAllNotes();  // the console links follow the route
 }
 
-function describeLast(record) {
-    if (!record) return '';
-    if (record.skipped) return `Last reply: skipped (${record.reason ?? record.error ?? record.type}).`;
-    const count = record.injectedIds.length;
-    const what = record.error ? `no memories (${record.error})` : `${count} ${count === 1 ? 'memory' : 'memories'}`;
-    return `Last reply: ${what}, ${Math.round(record.addedMs)} ms.`;
+/** The console page of this user, narrowed to the open character (a group chat: the whole user). */
+function consoleLink() {
+    const ctx = context();
+    const agentId = ctx.groupId ? null : ctx.characters?.[ctx.characterId]?.avatar;
+    return consoleScopeUrl(transport.consoleBase(), userHandle(), agentId);
 }
 
 function renderStatus() {
     const element = document.querySelector('#jiyi_memory_status');
-    if (element) element.textContent = [describeConnection(), describeLast(hook.last)].filter(Boolean).join(' ');
+    if (element) {
+        element.textContent = describeStatus({
+            settings: currentSettings(), plugin: transport.plugin, direct: transport.direct, last: hook.last,
+        }, t);
+    }
+    const link = document.querySelector('#jiyi_memory_console');
+    if (link) link.href = consoleLink();
 }
 
 async function mountSettings() {
@@ -173,6 +248,7 @@ async function mountSettings() {
     const container = document.querySelector('#extensions_settings2') ?? document.querySelector('#extensions_settings');
     container.insertAdjacentHTML('beforeend', html);
     const panel = document.querySelector('#jiyi_memory_settings');
+    translateTree(panel, t);
     panel.addEventListener('input', onFieldChange);
     panel.addEventListener('change', onFieldChange);
     panel.querySelector('#jiyi_memory_rewrite_reset')?.addEventListener('click', () => {
@@ -189,13 +265,28 @@ async function mountSettings() {
 
 function listen() {
     const { eventSource, eventTypes } = context();
+    const on = (name, handler) => {
+        if (eventTypes[name]) eventSource.on(eventTypes[name], handler);
+    };
+    // Before the writer's handler and the chat save: the note is saved with the reply.
+    on('MESSAGE_RECEIVED', onMessageReceived);
     // Writes without the plugin: a finished reply, and every change that can make an earlier turn stale.
     for (const name of ['MESSAGE_RECEIVED', 'MESSAGE_SWIPED', 'MESSAGE_EDITED', 'MESSAGE_DELETED', 'MESSAGE_UPDATED',
         'MESSAGE_SWIPE_DELETED']) {
-        if (eventTypes[name]) eventSource.on(eventTypes[name], () => writer.schedule());
+        on(name, () => writer.schedule());
     }
-    // A block recalled for another chat must not show up in this chat's dry runs (token counts, prompt view).
-    eventSource.on(eventTypes.CHAT_CHANGED, () => setMemoryPrompt(''));
+    for (const name of ['CHARACTER_MESSAGE_RENDERED', 'MESSAGE_SWIPED', 'MESSAGE_UPDATED', 'MESSAGE_EDITED']) {
+        on(name, messageId => renderNote(messageId));
+    }
+    on('MORE_MESSAGES_LOADED', renderAllNotes);
+    on('CHAT_CHANGED', () => {
+        // A block recalled for another chat must not show up in this chat's dry runs (token counts, prompt view).
+        setMemoryPrompt('');
+        pending = null;
+        renderStatus();  // the console link follows the character
+        setTimeout(renderAllNotes, 0);  // the chat's messages are printed after this event
+    });
+    on('CHAT_LOADED', renderAllNotes);
 }
 
 async function start() {

@@ -28,7 +28,8 @@ export class Deadline {
     constructor(ms) {
         this.end = performance.now() + ms;
         this.controller = new AbortController();
-        this.timer = setTimeout(() => this.controller.abort(new Unreachable('deadline reached')), ms);
+        this.timer = setTimeout(
+            () => this.controller.abort(new Unreachable('deadline reached', { kind: 'timeout' })), ms);
     }
 
     get signal() {
@@ -50,7 +51,8 @@ export class Deadline {
  *   `skipped` + `reason` when there was nothing to look up
  */
 export async function recall({ chat, settings, transport, context, deadline }) {
-    const record = { transport: null, injectedIds: [], stages: [], degraded: false, error: null };
+    const record = { transport: null, injectedIds: [], injected: [], stages: [], degraded: false, error: null,
+        problem: null };
     let block = '';
     try {
         const messages = chatMessages(chat, settings.contextMessages + 2);
@@ -72,7 +74,7 @@ export async function recall({ chat, settings, transport, context, deadline }) {
         };
         const ask = async extra => {
             const deadlineMs = Math.floor(deadline.remaining() - NETWORK_MARGIN_MS);
-            if (deadlineMs < 50) throw new Unreachable('deadline reached');
+            if (deadlineMs < 50) throw new Unreachable('deadline reached', { kind: 'timeout', via: record.transport });
             return transport.context(record.transport, { ...base, ...extra, deadline_ms: deadlineMs }, deadline.signal);
         };
 
@@ -93,15 +95,33 @@ export async function recall({ chat, settings, transport, context, deadline }) {
             }
         }
         record.degraded = Boolean(answer?.degraded);
-        if (answer?.error) record.error = answer.error;
+        if (answer?.error) {
+            record.error = answer.error;
+            // jiyi answered, without memories: its own deadline ran out, or its embedder or store failed.
+            record.problem = String(answer.error).startsWith('DeadlineExceeded')
+                ? { kind: 'timeout', via: record.transport, ms: settings.deadlineMs }
+                : { kind: 'degraded', detail: String(answer.error).slice(0, 200) };
+        }
         block = typeof answer?.memory_block === 'string' ? answer.memory_block : '';
-        record.injectedIds = block ? (answer.memories ?? []).map(m => m.id) : [];
+        const injected = block ? (answer.memories ?? []) : [];
+        record.injectedIds = injected.map(m => m.id);
+        record.injected = injected.map(m => ({ id: m.id, memory: m.memory }));
     } catch (error) {
         record.degraded = true;
         record.error = `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}`.slice(0, 300);
         record.unreachable = error instanceof Unreachable;
+        record.problem = problemOf(error, settings);
     }
     return { block, record };
+}
+
+/** Which part failed, for the status line and the note on the reply (status.js). */
+function problemOf(error, settings) {
+    const detail = String(error.message ?? error).slice(0, 200);
+    const problem = { ...(error.problem ?? { kind: 'jiyi_error', detail }) };
+    if (problem.kind === 'timeout' && !problem.ms) problem.ms = settings.deadlineMs;
+    if (problem.kind === 'unreachable' && problem.via === 'direct' && !problem.url) problem.url = settings.serviceUrl;
+    return problem;
 }
 
 function nothingFound(answer) {

@@ -26,6 +26,9 @@ export const DEFAULT_SETTINGS = Object.freeze({
     deadlineMs: 1500,
     contextMessages: 6,
     writeWithoutPlugin: true,
+    // The note under each reply (which memories it used, or why it got none). On: it is one collapsed line, only on
+    // replies that used memories or had none because of a failure, and without it a user cannot tell memory works.
+    showNotes: true,
 });
 
 const LIMITS = {
@@ -65,5 +68,6 @@ export function effectiveSettings(settings) {
     effective.enabled = Boolean(effective.enabled);
     effective.rewrite = Boolean(effective.rewrite);
     effective.writeWithoutPlugin = Boolean(effective.writeWithoutPlugin);
+    effective.showNotes = Boolean(effective.showNotes);
     return effective;
 }

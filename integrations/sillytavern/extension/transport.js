@@ -5,20 +5,25 @@
 const PLUGIN_BASE = '/api/plugins/jiyi';
 const PROBE_EVERY_MS = 60_000;  // the plugin's presence is re-checked in the background this often
 
-/** jiyi (or the plugin in front of it) could not be reached in time: the rest of this turn's recall is skipped. */
+/** jiyi (or the plugin in front of it) did not answer: the rest of this turn's recall is skipped. `problem` says
+ * which part failed (status.js): plugin_missing, unreachable or timeout. */
 export class Unreachable extends Error {
-    constructor(message) {
+    constructor(message, problem = { kind: 'unreachable' }) {
         super(message);
         this.name = 'Unreachable';
+        this.problem = problem;
     }
 }
 
-/** jiyi answered, with an error. */
+/** jiyi answered, with an error (`problem.kind` auth for 401/403, else jiyi_error). */
 export class JiyiHttpError extends Error {
-    constructor(status, message) {
+    constructor(status, message, problem = null) {
         super(`HTTP ${status}${message ? `: ${message}` : ''}`);
         this.name = 'JiyiHttpError';
         this.status = status;
+        this.problem = problem ?? (status === 401 || status === 403
+            ? { kind: 'auth', status }
+            : { kind: 'jiyi_error', status, detail: this.message });
     }
 }
 
@@ -33,13 +38,18 @@ export class Transport {
         this.getSettings = getSettings;
         this.getRequestHeaders = getRequestHeaders;
         this.getUserHandle = getUserHandle;
-        // present: null = not asked yet; jiyi: the plugin reached jiyi; writes: the plugin writes on chat save
-        this.plugin = { present: null, jiyi: false, writes: false, checkedAt: 0 };
+        // present: null = not asked yet; jiyi: the plugin reached jiyi (else `problem` says why); writes: the plugin
+        // writes on chat save; url / consoleUrl: where the plugin reaches jiyi, and where a browser opens its console
+        this.plugin = {
+            present: null, jiyi: false, writes: false, problem: null, url: '', consoleUrl: '', checkedAt: 0,
+        };
+        // The last check of jiyi straight from this browser (direct route): {ok, problem}; null before the first.
+        this.direct = null;
         this.probing = null;
     }
 
     /** Ask the plugin's health route (once at a time). Never rejects. */
-    probePlugin(timeoutMs = 1500) {
+    probePlugin(timeoutMs = 3000) {
         this.probing ??= (async () => {
             try {
                 const response = await fetch(`${PLUGIN_BASE}/health`, {
@@ -48,17 +58,38 @@ export class Transport {
                 const data = response.ok ? await response.json().catch(() => null) : null;
                 this.plugin = {
                     present: Boolean(data?.ok), jiyi: Boolean(data?.jiyi), writes: Boolean(data?.writes),
+                    problem: data?.ok && !data.jiyi ? (data.problem ?? { kind: 'unreachable', via: 'plugin' }) : null,
+                    url: String(data?.url ?? ''), consoleUrl: String(data?.consoleUrl ?? data?.url ?? ''),
                     checkedAt: Date.now(),
                 };
+                if (this.plugin.problem) {
+                    this.plugin.problem = { via: 'plugin', url: this.plugin.url, ...this.plugin.problem };
+                }
             } catch {
                 // Not answering in time counts as absent now; asked again later.
-                this.plugin = { present: false, jiyi: false, writes: false, checkedAt: Date.now() };
+                this.plugin = { ...this.plugin, present: false, jiyi: false, writes: false, problem: null,
+                    checkedAt: Date.now() };
             } finally {
                 this.probing = null;
             }
             return this.plugin;
         })();
         return this.probing;
+    }
+
+    /** Check jiyi straight from this browser: up (GET /health) and willing to serve this user without a key. Never
+     * rejects. */
+    async probeDirect(timeoutMs = 2000) {
+        const user = encodeURIComponent(this.getUserHandle());
+        try {
+            await this.#call(`${this.getSettings().serviceUrl}/health`, { signal: AbortSignal.timeout(timeoutMs) });
+            await this.#call(`${this.getSettings().serviceUrl}/memories?user_id=${user}&limit=1`,
+                { signal: AbortSignal.timeout(timeoutMs) });
+            this.direct = { ok: true, problem: null };
+        } catch (error) {
+            this.direct = { ok: false, problem: error.problem ?? { kind: 'unreachable', via: 'direct' } };
+        }
+        return this.direct;
     }
 
     /** The plugin's state, probing first when it was never asked (bounded by `timeoutMs`); refreshed in the
@@ -77,6 +108,13 @@ export class Transport {
         const { transport } = this.getSettings();
         if (transport === 'plugin' || transport === 'direct') return transport;
         return (await this.pluginState(timeoutMs)).present ? 'plugin' : 'direct';
+    }
+
+    /** Where a browser opens jiyi's console: the plugin's jiyi when it is in use, else the URL in the settings. */
+    consoleBase() {
+        const { transport, serviceUrl } = this.getSettings();
+        const viaPlugin = transport === 'plugin' || (transport === 'auto' && this.plugin.present);
+        return (viaPlugin && this.plugin.consoleUrl) || serviceUrl;
     }
 
     /** POST /context through `via`; the parsed answer. Rejects with Unreachable or JiyiHttpError. */
@@ -108,6 +146,8 @@ export class Transport {
     }
 
     async #call(url, { method = 'GET', body, signal, sameOrigin = false, notFoundIsNull = false }) {
+        const via = sameOrigin ? 'plugin' : 'direct';
+        const jiyiUrl = sameOrigin ? this.plugin.url : this.getSettings().serviceUrl;
         const headers = sameOrigin ? { ...this.getRequestHeaders() } : { accept: 'application/json' };
         if (body !== undefined) headers['Content-Type'] = 'application/json';
         let response;
@@ -119,16 +159,31 @@ export class Transport {
                 credentials: sameOrigin ? 'same-origin' : 'omit',
             });
         } catch (error) {
-            // A refused connection, a CORS refusal and an abort all land here; the browser does not tell them apart.
-            const why = signal?.aborted ? 'deadline reached' : error.message;
-            throw new Unreachable(`${sameOrigin ? 'plugin' : 'jiyi'} unreachable (${why})`);
+            // Our own deadline: jiyi (or the plugin waiting for it) took the call and did not answer in time.
+            if (signal?.aborted) {
+                throw new Unreachable('no answer before the deadline', { kind: 'timeout', via, url: jiyiUrl });
+            }
+            // A refused connection and a CORS refusal both land here; the browser does not tell them apart. Through
+            // the plugin, it is SillyTavern's own server that did not answer.
+            if (sameOrigin) {
+                throw new Unreachable(`SillyTavern's server did not answer (${error.message})`, { kind: 'plugin_missing' });
+            }
+            throw new Unreachable(`jiyi unreachable (${error.message})`, { kind: 'unreachable', via, url: jiyiUrl });
         }
         const data = await response.json().catch(() => null);
         if (response.ok) return data;
         if (notFoundIsNull && response.status === 404) return null;
-        // The plugin says 502/504 with `unreachable` when it could not reach jiyi.
-        if (data?.unreachable) throw new Unreachable(data.error ?? `jiyi unreachable (HTTP ${response.status})`);
-        const detail = typeof data?.detail === 'string' ? data.detail : (data?.error ?? '');
-        throw new JiyiHttpError(response.status, String(detail).slice(0, 200));
+        if (sameOrigin && !data?.kind && (response.status === 404 || response.status === 405)) {
+            // SillyTavern itself answered: no plugin route here (not installed, or server plugins are off).
+            throw new Unreachable(`no server plugin (HTTP ${response.status})`, { kind: 'plugin_missing' });
+        }
+        // The plugin says what failed behind it: jiyi unreachable, too slow, refusing the key.
+        if (data?.kind === 'unreachable' || data?.kind === 'timeout' || data?.unreachable) {
+            const kind = data.kind ?? (data.timedOut ? 'timeout' : 'unreachable');
+            throw new Unreachable(data.error ?? `jiyi ${kind} (HTTP ${response.status})`,
+                { kind, via, url: data.url || jiyiUrl, ms: data.ms });
+        }
+        const detail = String(typeof data?.detail === 'string' ? data.detail : (data?.error ?? '')).slice(0, 200);
+        throw new JiyiHttpError(response.status, detail);
     }
 }

@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 export const DEFAULTS = Object.freeze({
     url: 'http://127.0.0.1:8888',
+    // Where a user's browser opens jiyi's console (/ui), when it is not `url` (jiyi behind a proxy, in a container).
+    consoleUrl: '',
     apiKey: '',
     // Per SillyTavern user, for a jiyi that binds each API key to one user (JIYI_API_KEYS): {"<handle>": "<key>"}.
     userApiKeys: {},
@@ -29,8 +31,10 @@ export function loadConfig({ env = process.env, file = path.join(here, 'config.j
     const config = { ...DEFAULTS, ...pick(fromFile, Object.keys(DEFAULTS)) };
     if (env.JIYI_URL) config.url = env.JIYI_URL;
     if (env.JIYI_API_KEY) config.apiKey = env.JIYI_API_KEY;
+    if (env.JIYI_CONSOLE_URL) config.consoleUrl = env.JIYI_CONSOLE_URL;
     if (env.JIYI_WRITE_TIMEOUT_MS) config.writeTimeoutMs = Number(env.JIYI_WRITE_TIMEOUT_MS);
     config.url = String(config.url).replace(/\/+$/, '');
+    config.consoleUrl = String(config.consoleUrl ?? '').replace(/\/+$/, '');
     for (const key of ['writeTimeoutMs', 'healthTimeoutMs', 'contextTimeoutMs']) {
         const value = Number(config[key]);
         config[key] = Number.isFinite(value) && value > 0 ? value : DEFAULTS[key];

@@ -2,7 +2,8 @@
 // a chat is saved. Install as <SillyTavern>/plugins/jiyi/ with `enableServerPlugins: true` in config.yaml.
 //
 // Routes (behind SillyTavern's login and CSRF check), under /api/plugins/jiyi/:
-//   GET  /health   -> {ok, jiyi: reachable, writes: write-on-save active, version}
+//   GET  /health   -> {ok, jiyi: reachable and accepting this user, problem (why not), writes: write-on-save
+//                      active, version, url (jiyi), consoleUrl (jiyi's console, for links in the browser)}
 //   POST /context  -> jiyi's POST /context, with user_id set to the logged-in user (the browser cannot choose it)
 // The API key for jiyi stays here; the browser never sees it.
 
@@ -65,15 +66,34 @@ async function onChatSaved(kind, request) {
     }
 }
 
+/** Whether jiyi answers, and takes this user's key: `problem` names the part that failed (the extension's
+ * status.js words it). */
 async function health(request, response) {
-    let reachable = false;
+    const handle = request.user.profile.handle;
+    const client = clientFor(handle, state.config.healthTimeoutMs);
+    let problem = null;
     try {
-        await clientFor(request.user.profile.handle).health(state.config.healthTimeoutMs);
-        reachable = true;
-    } catch {
-        reachable = false;
+        await client.health(state.config.healthTimeoutMs);
+        // /health is open; a memory route tells whether jiyi accepts this user with the key configured here.
+        await client.request('GET', `/memories?${new URLSearchParams({ user_id: handle, limit: '1' })}`);
+    } catch (error) {
+        problem = problemOf(error);
     }
-    response.json({ ok: true, jiyi: reachable, writes: state.writes.installed, version: VERSION });
+    response.json({
+        ok: true, jiyi: problem === null, problem, writes: state.writes.installed, version: VERSION,
+        url: state.config.url, consoleUrl: state.config.consoleUrl || state.config.url,
+    });
+}
+
+/** What failed, as the extension's status.js names it. */
+function problemOf(error) {
+    if (error instanceof Unreachable) {
+        return error.timedOut
+            ? { kind: 'timeout', via: 'plugin', url: state.config.url, ms: error.timeoutMs }
+            : { kind: 'unreachable', via: 'plugin', url: state.config.url, detail: error.message };
+    }
+    if (error.status === 401 || error.status === 403) return { kind: 'auth', status: error.status };
+    return { kind: 'jiyi_error', status: error.status, detail: String(error.message ?? error).slice(0, 200) };
 }
 
 async function context(request, response) {
@@ -82,23 +102,34 @@ async function context(request, response) {
         if (request.body?.[field] !== undefined) body[field] = request.body[field];
     }
     body.user_id = request.user.profile.handle;
-    // The browser gives up at its deadline; give jiyi the same and a little for the way back, within a hard cap.
+    // jiyi answers by deadline_ms (it stops its own search then); the browser gives up 100 ms after that. Waiting
+    // 50 ms past deadline_ms lets a frozen jiyi be reported as such (504, timeout) before the browser stops
+    // listening. Within a hard cap.
     const deadline = Number(body.deadline_ms) > 0 ? Number(body.deadline_ms) : 1500;
-    const timeoutMs = Math.min(deadline + 250, state.config.contextTimeoutMs);
+    const timeoutMs = Math.min(deadline + 50, state.config.contextTimeoutMs);
     const gone = new AbortController();
     response.on('close', () => {
         if (!response.writableFinished) gone.abort();  // the browser stopped waiting
     });
     try {
         const answer = await clientFor(body.user_id, timeoutMs).request('POST', '/context', { body, signal: gone.signal });
+        if (answer.status === 404) {
+            response.status(502).json({
+                error: `${state.config.url} has no POST /context: is it jiyi?`, kind: 'jiyi_error',
+            });
+            return;
+        }
         response.status(answer.status).json(answer.data);
     } catch (error) {
         if (gone.signal.aborted) return;
-        if (error instanceof Unreachable) {
-            response.status(error.timedOut ? 504 : 502).json({ error: error.message, unreachable: true });
-        } else {
-            response.status(error.status && error.status < 500 ? error.status : 502).json({ error: error.message });
-        }
+        const problem = problemOf(error);
+        const status = error instanceof Unreachable ? (error.timedOut ? 504 : 502)
+            : (error.status && error.status < 500 ? error.status : 502);
+        response.status(status).json({
+            error: error.message, ...problem,
+            unreachable: problem.kind === 'unreachable' || problem.kind === 'timeout',
+            timedOut: problem.kind === 'timeout',
+        });
     }
 }
 

@@ -2,10 +2,11 @@
 
 /** jiyi could not be reached: connection refused, DNS, or no answer in time. The caller skips what depended on it. */
 export class Unreachable extends Error {
-    constructor(message, { timedOut = false } = {}) {
+    constructor(message, { timedOut = false, timeoutMs = 0 } = {}) {
         super(message);
         this.name = 'Unreachable';
         this.timedOut = timedOut;
+        this.timeoutMs = timeoutMs;
     }
 }
 
@@ -46,7 +47,7 @@ export class JiyiClient {
             const timedOut = timeout.aborted;
             // fetch's own message is "fetch failed"; the reason (ECONNREFUSED, ...) is in error.cause.
             const reason = timedOut ? `no answer within ${timeoutMs} ms` : (error.cause?.code ?? error.message);
-            throw new Unreachable(`jiyi at ${this.url} unreachable (${reason})`, { timedOut });
+            throw new Unreachable(`jiyi at ${this.url} unreachable (${reason})`, { timedOut, timeoutMs });
         }
         let data = null;
         try {

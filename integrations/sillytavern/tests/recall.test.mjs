@@ -151,3 +151,22 @@ test('settings: numbers are clamped, bad choices and a blank prompt fall back to
     assert.equal(effective.rewritePrompt, DEFAULT_SETTINGS.rewritePrompt);
     assert.equal(effective.serviceUrl, 'http://jiyi:8888');
 });
+
+test('the record names the injected memories (for the note on the reply) and what failed', async () => {
+    const { record } = await run(scripted({ ...hit, memories: [{ id: 'm1', memory: '用户昨晚失眠', score: 0.9 }] }),
+        effectiveSettings({}));
+    assert.deepEqual(record.injected, [{ id: 'm1', memory: '用户昨晚失眠' }]);
+    assert.equal(record.problem, null);
+
+    const frozen = await run(scripted(new Unreachable('no answer', { kind: 'timeout', via: 'plugin' })),
+        effectiveSettings({ deadlineMs: 1200 }));
+    assert.deepEqual(frozen.record.problem, { kind: 'timeout', via: 'plugin', ms: 1200 });
+    assert.equal(frozen.record.unreachable, true, 'still unreachable for the reply: it goes ahead without memories');
+
+    const late = await run(scripted({ ...miss, degraded: true, error: 'DeadlineExceeded: search did not finish' }),
+        effectiveSettings({}));
+    assert.equal(late.record.problem.kind, 'timeout');
+    const broken = await run(scripted({ ...miss, degraded: true, error: 'BackendUnavailable: embedder down' }),
+        effectiveSettings({}));
+    assert.deepEqual(broken.record.problem, { kind: 'degraded', detail: 'BackendUnavailable: embedder down' });
+});

@@ -14,9 +14,14 @@ query's words (CJK: character bigrams) each document contains, so relevance orde
 
     llm.script_rerank([0.1, 0.9], Reply(status=503), Reply(raw_body='[{"index": 0, "score": 0.5}]'))
 
-From the command line it serves one fixed reply, e.g. an LLM that takes two seconds for benchmarks:
+A request with `"stream": true` (as SillyTavern sends by default) gets the answer as server-sent events:
+`data: {chat.completion.chunk}` lines, then `data: [DONE]`.
+
+From the command line it serves one fixed reply, e.g. an LLM that takes two seconds for benchmarks, or a chat model
+for trying SillyTavern that prints every request it gets (one JSON line each; `--log-requests FILE` appends to FILE):
 
     python -m jiyi.testing.fake_openai --port 8000 --reply '{"facts": []}' --delay 2
+    python -m jiyi.testing.fake_openai --port 5001 --reply "Hello from the fake model." --log-requests
 """
 
 from __future__ import annotations
@@ -30,13 +35,14 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from jiyi.rerankers.overlap import overlap_score
 
@@ -66,6 +72,7 @@ Responder = Callable[[dict[str, Any]], Reply | str]
 # and headers to the default overlap scores).
 RerankResponder = Callable[[dict[str, Any]], Sequence[float] | Reply]
 RERANK_PATHS = ("/v1/rerank", "/rerank")
+STREAM_PIECE_CHARS = 8  # a streamed answer comes in pieces of this many characters
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                 404: "not_found_error", 429: "rate_limit_error"}
@@ -113,8 +120,10 @@ class FakeOpenAI:
         port: int = 0,
         model: str = "fake-model",
         rerank_responder: RerankResponder | None = None,
+        on_request: Callable[[LoggedRequest], None] | None = None,
     ) -> None:
         self.responder = self._initial_responder = responder or _default_responder
+        self.on_request = on_request  # called with each request as it arrives (the command line's --log-requests)
         self.rerank_responder = self._initial_rerank_responder = rerank_responder or default_rerank_responder
         self._rerank_queue: deque[Reply | list[float]] = deque()
         self.host = host
@@ -300,6 +309,8 @@ class FakeOpenAI:
                               time.monotonic())
         with self._lock:
             self._requests.append(entry)
+        if self.on_request is not None:
+            self.on_request(entry)
         return body
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
@@ -363,6 +374,12 @@ class FakeOpenAI:
         model = body.get("model")
         prompt_tokens = _prompt_tokens(body.get("messages"))
         completion_tokens = _count_tokens(reply.content)
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                 "total_tokens": prompt_tokens + completion_tokens}
+        if body.get("stream") is True:
+            return StreamingResponse(_sse_chunks(reply.content, model if isinstance(model, str) else self.model,
+                                                 usage if _wants_usage(body) else None),
+                                     media_type="text/event-stream", headers={"Cache-Control": "no-cache", **headers})
         return JSONResponse({
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion",
@@ -373,6 +390,47 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         }, headers=headers)
+
+
+def _wants_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def _sse_chunks(content: str | None, model: str, usage: dict[str, int] | None) -> Iterator[str]:
+    """OpenAI's streaming shape: the role, the content in pieces, the finish reason, the usage when asked, [DONE]."""
+    base = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": model}
+
+    def event(choices: list[dict[str, Any]], **extra: Any) -> str:
+        return f"data: {json.dumps({**base, 'choices': choices, **extra}, ensure_ascii=False)}\n\n"
+
+    yield event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+    text = content or ""
+    for start in range(0, len(text), STREAM_PIECE_CHARS):
+        yield event([{"index": 0, "delta": {"content": text[start:start + STREAM_PIECE_CHARS]},
+                      "finish_reason": None}])
+    yield event([{"index": 0, "delta": {}, "finish_reason": "stop"}])
+    if usage is not None:
+        yield event([], usage=usage)
+    yield "data: [DONE]\n\n"
+
+
+def request_logger(target: str) -> Callable[[LoggedRequest], None]:
+    """Each request as one JSON line ({at, path, body}) on stdout ("-") or appended to the file `target`."""
+    lock = threading.Lock()
+
+    def write(entry: LoggedRequest) -> None:
+        line = json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S"), "path": entry.path, "body": entry.body},
+                          ensure_ascii=False)
+        with lock:
+            if target == "-":
+                print(line, flush=True)
+            else:
+                with Path(target).open("a", encoding="utf-8") as log:
+                    log.write(line + "\n")
+
+    return write
 
 
 def _error_response(status: int, message: str | None, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -391,9 +449,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each answer")
     parser.add_argument("--status", type=int, default=200, help="answer this HTTP status instead (e.g. 429, 500)")
     parser.add_argument("--model", default="fake-model", help="the model GET /v1/models lists")
+    parser.add_argument("--log-requests", nargs="?", const="-", default=None, metavar="FILE",
+                        help="print each request as a JSON line (path, body), or append it to FILE")
     args = parser.parse_args(argv)
     reply = Reply(content=args.reply, status=args.status, delay=args.delay)
-    fake = FakeOpenAI(lambda body: reply, host=args.host, port=args.port, model=args.model)
+    on_request = request_logger(args.log_requests) if args.log_requests is not None else None
+    fake = FakeOpenAI(lambda body: reply, host=args.host, port=args.port, model=args.model, on_request=on_request)
     fake.serve_forever(on_ready=lambda url: print(f"fake OpenAI server at {url}", flush=True))
     return 0
 
