@@ -5,6 +5,7 @@ The hashing embedder keeps each server start to a couple of seconds; nothing her
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -107,6 +108,19 @@ class ServerProcess:
 StartServer = Callable[..., ServerProcess]
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (the workers of `jiyi serve --workers N`)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(pid):
+            found.append(int(status.parent.name))
+    return found
+
+
 def server_env(home: Path, config: dict[str, Any] | None = None, **variables: str) -> dict[str, str]:
     """The environment of a test server: hashing embedder, no scheduled maintenance, no JIYI_* of the caller's."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("JIYI_")}
@@ -136,7 +150,11 @@ def serve(tmp_path: Path) -> Iterator[StartServer]:
 
     yield start
     for server in started:
+        workers = children(server.pid) if server.running() else []
         server.kill()
+        for pid in workers:  # a killed master leaves its workers behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:

@@ -6,19 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.reliability.conftest import StartServer, wait_until
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
-        except OSError:
-            continue
-        if fields.get("PPid", "").strip() == str(pid):
-            found.append(int(status.parent.name))
-    return found
+from tests.reliability.conftest import StartServer, children, wait_until
 
 
 def test_two_worker_processes_serve_one_store_as_one(serve: StartServer) -> None:

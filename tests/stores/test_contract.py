@@ -359,3 +359,24 @@ def test_api_keys_are_found_by_hash_listed_touched_and_revoked(store: MemoryStor
     assert store.keys_issued()  # revoked keys still count: the server stays closed
     store.reset()
     assert [k.id for k in store.list_api_keys()] == [key.id]  # a reset of memories keeps the keys
+
+
+def test_console_sessions_are_found_by_hash_touched_ended_and_pruned(store: MemoryStore) -> None:
+    from jiyi.stores.base import ConsoleSession, SessionStore
+
+    assert isinstance(store, SessionStore)
+    t0 = datetime(2026, 5, 1, 12, 0, 0, 123456, tzinfo=UTC)
+    fresh = ConsoleSession("a" * 64, "0f" * 32, t0, t0)
+    idle = ConsoleSession("b" * 64, "1e" * 32, t0 - timedelta(days=1), t0 - timedelta(hours=13))
+    old = ConsoleSession("c" * 64, "2d" * 32, t0 - timedelta(days=8), t0)
+    for session in (fresh, idle, old):
+        store.add_console_session(session)
+    assert store.console_session_by_hash("a" * 64) == fresh  # times to the microsecond, in UTC
+    assert store.console_session_by_hash("d" * 64) is None
+    store.touch_console_session("a" * 64, t0 + timedelta(minutes=5))
+    assert store.console_session_by_hash("a" * 64) == replace(fresh, seen_at=t0 + timedelta(minutes=5))
+    store.reset()  # a reset of memories keeps the sign-ins
+    assert store.prune_console_sessions(t0 - timedelta(hours=12), t0 - timedelta(days=7)) == 2  # idle, and too old
+    assert store.console_session_by_hash("b" * 64) is None and store.console_session_by_hash("c" * 64) is None
+    assert store.delete_console_session("a" * 64) and not store.delete_console_session("a" * 64)
+    assert store.console_session_by_hash("a" * 64) is None

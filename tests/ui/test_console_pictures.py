@@ -7,11 +7,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jiyi.core.forgetting import ForgettingCurve
+from jiyi.core.forgetting import ForgettingCurve, last_reinforced
 from jiyi.errors import InvalidInput
 from jiyi.records import Category, MemoryRecord, MemoryType, Scope
 from jiyi.server.ui.data import parse_conversation
@@ -31,17 +32,20 @@ memories = st.builds(
     st.floats(-2, 400), st.floats(0, 1), st.floats(0, 1))
 
 
-def vitals(record: MemoryRecord) -> Vitals:
-    return Vitals(record.scope.agent_id, record.scope.run_id, record.layer, record.category, record.memory_type,
-                  record.importance, record.access_count, record.created_at, record.updated_at,
-                  record.last_accessed_at)
+def vitals(records: list[MemoryRecord]) -> Vitals:
+    """The columns a store gives for these memories."""
+    return Vitals(np.array([r.category.value for r in records], dtype=str),
+                  np.array([r.memory_type.value for r in records], dtype=str),
+                  np.array([r.importance for r in records], dtype=np.float64),
+                  np.array([r.access_count for r in records], dtype=np.float64),
+                  np.array([last_reinforced(r).timestamp() for r in records], dtype=np.float64))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(memories, max_size=30))
 def test_the_spread_is_the_curve_at_each_horizon_and_only_moves_down(records: list[MemoryRecord]) -> None:
     curve = ForgettingCurve()
-    spread = retention_spread([vitals(r) for r in records], curve, NOW)
+    spread = retention_spread(vitals(records), curve, NOW)
     assert spread.total == len(records)
     for key, days in HORIZONS:
         direct = [0] * 6
@@ -56,7 +60,7 @@ def test_the_spread_is_the_curve_at_each_horizon_and_only_moves_down(records: li
 
 def test_core_memories_never_fade_in_the_picture() -> None:
     core = MemoryRecord("x", Scope("u"), category=Category.CORE, created_at=NOW - timedelta(days=300))
-    spread = retention_spread([vitals(core)], ForgettingCurve(), NOW)
+    spread = retention_spread(vitals([core]), ForgettingCurve(), NOW)
     assert all(counts[0] == 1 for counts in spread.counts.values())
 
 

@@ -1,5 +1,6 @@
-"""The memories page of a scope of 10,000 memories loads within 300 ms: a page is read from the store (sorted and
-counted by SQL), never the whole scope. Measured over HTTP against a real server, with the server's own time
+"""The memories page and the overview of a scope of 10,000 memories load within 300 ms: a page is read from the
+store (sorted and counted by SQL), never the whole scope, and the overview reads an index, not the rows
+(bench/console.py measures it at 100k). Measured over HTTP against a real server, with the server's own time
 (Server-Timing) beside it; the numbers are written to artifacts/console/page-load.json."""
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def _timed(client: httpx.Client, path: str) -> tuple[list[float], list[float]]:
     return wall, server
 
 
-def test_the_memories_page_of_10k_memories_loads_within_300_ms(make_server: Callable[..., RunningServer],
+def test_the_pages_of_10k_memories_load_within_300_ms(make_server: Callable[..., RunningServer],
                                                               tmp_path: Path) -> None:
     memory = AsyncMemory(build_store(f"sqlite:///{tmp_path / 'scale.db'}"), build_embedder("hashing"))
     _ten_thousand(memory)
@@ -95,5 +96,6 @@ def test_the_memories_page_of_10k_memories_loads_within_300_ms(make_server: Call
     (SHOTS / "page-load.json").write_text(json.dumps({"scope": SCOPE_SIZE, "runs": RUNS, "pages": report},
                                                       indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2, ensure_ascii=False))
-    slow = {name: r for name, r in report.items() if name.startswith("memories") and r["wall_p50_ms"] > BUDGET_MS}
+    slow = {name: r for name, r in report.items()
+            if name.startswith(("memories", "overview")) and r["wall_p50_ms"] > BUDGET_MS}
     assert not slow, slow

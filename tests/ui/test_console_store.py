@@ -4,6 +4,7 @@ run against every store (the `store` fixture), and the Memory methods on top of 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,6 +21,7 @@ from jiyi.records import (
     HistoryEvent,
     Layer,
     MemoryRecord,
+    MemoryType,
     Scope,
     StoredMessage,
     TurnRecord,
@@ -98,18 +100,35 @@ def test_browse_records_sorts_filters_and_pages(store: Any) -> None:
     assert store.browse_records(alice).total == 3
 
 
+def test_scope_tallies_count_live_memories_per_agent_run_layer_and_category(store: Any) -> None:
+    records = _records()
+    _insert(store, records)
+    store.soft_delete(records[0].id, "gone", HistoryEvent(records[0].id, Event.DELETE, "x", None), T0)
+    counts = {(t.agent_id, t.run_id, t.layer, t.category): t.memories for t in store.scope_tallies(Scope("alice"))}
+    assert counts == {("xiaolin", None, "short_term", "fact"): 1, ("xiaolin", "chat-1", "short_term", "fact"): 1,
+                      (None, None, "short_term", "message"): 1}
+    assert [(t.run_id, t.memories) for t in store.scope_tallies(Scope("alice", run_id="chat-1"))] == [("chat-1", 1)]
+    assert store.scope_tallies(Scope("carol")) == []
+
+
 def test_vitals_are_every_live_memorys_numbers_without_its_text(store: Any) -> None:
     records = _records()
     _insert(store, records)
     store.soft_delete(records[0].id, "gone", HistoryEvent(records[0].id, Event.DELETE, "x", None), T0)
-    found = sorted(store.vitals(Scope("alice")), key=lambda v: v.created_at)
-    assert [(v.agent_id, v.run_id, v.category, v.layer) for v in found] == [
-        ("xiaolin", None, Category.FACT, Layer.SHORT_TERM), ("xiaolin", "chat-1", Category.FACT, Layer.SHORT_TERM),
-        (None, None, Category.MESSAGE, Layer.SHORT_TERM)]
-    lived = found[0]
-    assert (lived.importance, lived.access_count, lived.created_at, lived.updated_at, lived.last_accessed_at) == (
-        0.9, 5, T0 + timedelta(days=1), None, T0 + timedelta(days=3))
+    store.update(replace(records[2], updated_at=T0 + timedelta(days=5, microseconds=7),
+                         memory_type=MemoryType.PREFERENCE), None, None)
+    found = store.vitals(Scope("alice"))
+    rows = sorted(zip(found.last_reinforced.tolist(), found.categories.tolist(), found.memory_types.tolist(),
+                      found.importance.tolist(), found.access_counts.tolist(), strict=True))
+    assert rows == [
+        ((T0 + timedelta(days=2)).timestamp(), "message", "episodic", 0.5, 0.0),  # its latest time, in seconds
+        ((T0 + timedelta(days=3)).timestamp(), "fact", "episodic", 0.9, 5.0),  # last recalled
+        ((T0 + timedelta(days=5, microseconds=7)).timestamp(), "fact", "preference", 0.4, 0.0)]  # updated, to the µs
+    not_messages = parse_filters({"NOT": [{"jiyi.category": "message"}]})
+    assert sorted(store.vitals(Scope("alice"), not_messages).categories.tolist()) == ["fact", "fact"]
     assert len(store.vitals(Scope("alice", "xiaolin"))) == 2 and len(store.vitals(Scope("bob"))) == 1
+    empty = store.vitals(Scope("carol"))
+    assert len(empty) == 0 and empty.last_reinforced.dtype == np.float64
 
 
 def test_restore_makes_a_deleted_memory_live_and_searchable_again(store: MemoryStore) -> None:

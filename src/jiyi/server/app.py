@@ -31,6 +31,7 @@ from jiyi.server.restore_routes import router as restore_router
 from jiyi.server.routes import require_admin, router
 from jiyi.server.state import ServerState
 from jiyi.server.ui import router as console_router
+from jiyi.server.ui.session import ConsoleSessions
 from jiyi.server.webhook_routes import router as webhook_router
 from jiyi.webhooks.dispatcher import WebhookDispatcher, WebhookOptions
 
@@ -106,6 +107,7 @@ def create_app(
         generate_unique_id_function=lambda route: route.name,  # operation ids a generated client can call
     )
     app.state.jiyi = state
+    app.state.console_sessions = ConsoleSessions(lambda: state.memory.store)  # kept in the store: see its module
     routers = (router, restore_router, webhook_router, platform_router, docs.router)
     app.openapi = lambda: openapi_for(app, state.policy, routers)  # type: ignore[method-assign]
     app.state.webhook_options = webhooks

@@ -71,6 +71,9 @@ class AccessPolicy:
         replace, hence a function)."""
         self._admin = admin_api_key or None
         self._users = dict(user_api_keys or {})
+        # The same keys by their SHA-256, for a console session, which keeps only that (server/ui/session.py).
+        self._admin_hash = key_hash(self._admin) if self._admin else None
+        self._user_hashes = {key_hash(key): user_id for key, user_id in self._users.items()}
         self._store = store
         self._touched: dict[str, float] = {}
         self._touch_lock = threading.Lock()
@@ -97,11 +100,24 @@ class AccessPolicy:
             raise Unauthorized("this server needs an API key (X-API-Key or Authorization: Bearer)")
         return OPEN
 
+    def identify_hash(self, digest: str) -> Principal | None:
+        """Who holds the key with this SHA-256 now (a console session keeps only that), or None: the key was
+        revoked, or is no longer configured."""
+        if self._admin_hash and hmac.compare_digest(digest, self._admin_hash):
+            return ADMIN
+        for candidate, user_id in self._user_hashes.items():
+            if hmac.compare_digest(digest, candidate):
+                return Principal("user", user_id)
+        return self._managed_by_hash(digest)
+
     def _managed(self, key: str) -> Principal | None:
+        return self._managed_by_hash(key_hash(key))
+
+    def _managed_by_hash(self, digest: str) -> Principal | None:
         keys = self._keys()
         if keys is None:
             return None
-        digest, now = key_hash(key), time.monotonic()
+        now = time.monotonic()
         when, found = self._seen.get(digest, (-KEYS_FRESH, None))
         if now - when >= KEYS_FRESH:
             found = keys.api_key_by_hash(digest)

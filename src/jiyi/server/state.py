@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from typing import Any
 
+from jiyi.errors import Unauthorized
+from jiyi.keys import key_hash
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy, Principal
 from jiyi.server.limits import RequestLimits
@@ -26,7 +27,16 @@ class ServerState:
         """Who presents this key (refused if it is unknown), counted against the key's request rate (or, without
         a key, the address's). Every entry point asks here: REST routes, /context, events, MCP."""
         who = self.policy.identify(key)
-        self.rate.check(hashlib.sha256(key.encode()).hexdigest() if key else f"addr:{address}")
+        self.rate.check(key_hash(key) if key else f"addr:{address}")
+        return who
+
+    def authenticate_hash(self, digest: str) -> Principal:
+        """authenticate() for a key known by its SHA-256 only (a console session): the same principal, the same
+        request rate; refused if no configured or active key has this hash."""
+        who = self.policy.identify_hash(digest)
+        if who is None:
+            raise Unauthorized("this key was revoked or is no longer configured")
+        self.rate.check(digest)
         return who
 
     async def reconfigure(self, config: dict[str, Any]) -> None:

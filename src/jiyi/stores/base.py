@@ -16,11 +16,8 @@ import numpy as np
 from jiyi.filters import Node
 from jiyi.keys import ApiKey
 from jiyi.records import (
-    Category,
     HistoryEvent,
-    Layer,
     MemoryRecord,
-    MemoryType,
     Scope,
     StoredMessage,
     TurnRecord,
@@ -340,6 +337,40 @@ class KeyStore(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class ConsoleSession:
+    """A console sign-in as stored (server/ui/session.py): neither the session's id nor the key it was opened with."""
+
+    id_hash: str  # the SHA-256 of the session id, which only the browser holds (in its cookie)
+    sealed_key: str  # the key's SHA-256, encrypted under the session id: only the cookie's holder can read it
+    opened_at: datetime
+    seen_at: datetime  # when it was last used (written at most once a minute, not per request)
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Console sign-ins, shared by every server process on the store and kept across restarts: the browser's cookie
+    holds the session id, this only its hash. A reset keeps them."""
+
+    def add_console_session(self, session: ConsoleSession) -> None:
+        ...
+
+    def console_session_by_hash(self, id_hash: str) -> ConsoleSession | None:
+        ...
+
+    def touch_console_session(self, id_hash: str, when: datetime) -> None:
+        """Record that the session was used: its idle time starts again."""
+        ...
+
+    def delete_console_session(self, id_hash: str) -> bool:
+        """End a session; False when there was none."""
+        ...
+
+    def prune_console_sessions(self, seen_before: datetime, opened_before: datetime) -> int:
+        """Remove the sessions last used before `seen_before` or opened before `opened_before`; returns how many."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
 class Tally:
     """Live memories of one owner (a user, agent or run) in one layer and category."""
 
@@ -358,19 +389,29 @@ class RecordPage:
 
 
 @dataclass(frozen=True, slots=True)
-class Vitals:
-    """What the forgetting curve and the console's counts need of one live memory: no text, no vector."""
+class ScopeTally:
+    """Live memories of one agent and run of a scope (None: none named) in one layer and category."""
 
     agent_id: str | None
     run_id: str | None
-    layer: Layer
-    category: Category
-    memory_type: MemoryType
-    importance: float
-    access_count: int
-    created_at: datetime
-    updated_at: datetime | None
-    last_accessed_at: datetime | None
+    layer: str
+    category: str
+    memories: int
+
+
+@dataclass(frozen=True, slots=True)
+class Vitals:
+    """What the forgetting curve needs of a scope's live memories, as columns (entry i of each is one memory): no
+    text, no vector, and no Python object per memory, so that 100k memories are a few arrays."""
+
+    categories: np.ndarray  # of str (dtype object)
+    memory_types: np.ndarray  # of str (dtype object)
+    importance: np.ndarray  # float64
+    access_counts: np.ndarray  # float64: how often each was recalled
+    last_reinforced: np.ndarray  # float64, POSIX seconds: the latest of created_at, updated_at, last_accessed_at
+
+    def __len__(self) -> int:
+        return len(self.categories)
 
 
 # What browse_records may sort by: a column every store has, so the console's sort links work on each.
@@ -380,8 +421,8 @@ BROWSE_ORDERS = ("created_at", "updated_at", "last_accessed_at", "deleted_at", "
 @runtime_checkable
 class ConsoleStore(Protocol):
     """What the web console (server/ui/) asks beyond the memory contract: counts by owner, sorted pages, a scope's
-    numbers without its texts, and its extraction queue. A role of its own: a store without it still serves
-    memories, only not the console."""
+    counts and numbers without its texts (from an index, not the rows), and its extraction queue. A role of its own:
+    a store without it still serves memories, only not the console."""
 
     def tallies(self, kind: str, user_id: str | None = None) -> list[Tally]:
         """Live memories per owner, layer and category, for owners of `kind` ("user", "agent" or "run"); within one
@@ -408,7 +449,12 @@ class ConsoleStore(Protocol):
         """The scope's turns that hold any of these messages (the turn a memory was made from), oldest first."""
         ...
 
-    def vitals(self, scope: Scope) -> list[Vitals]:
-        """Agent, run, layer, category, kind, importance, recalls and times of every live memory in the scope
-        (expired ones too), in no particular order: the scope's counts and retention curve, without its texts."""
+    def scope_tallies(self, scope: Scope) -> list[ScopeTally]:
+        """The scope's live memories (expired ones too) per agent, run, layer and category: counted by the store,
+        not read."""
+        ...
+
+    def vitals(self, scope: Scope, where: Node | None = None) -> Vitals:
+        """Category, kind, importance, recalls and last reinforcement of every live memory in the scope that matches
+        `where` (expired ones too), in no particular order: the scope's retention curve, without its texts."""
         ...

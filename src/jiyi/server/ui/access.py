@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -17,7 +17,15 @@ from jiyi.records import MemoryRecord, Scope
 from jiyi.server.auth import AccessPolicy, Principal
 from jiyi.server.state import ServerState
 from jiyi.server.ui.i18n import Translator, negotiate
-from jiyi.server.ui.session import LANG_COOKIE, SESSION_COOKIE, VISITOR_COOKIE, ConsoleSessions, new_visitor_id
+from jiyi.server.ui.session import (
+    LANG_COOKIE,
+    SESSION_COOKIE,
+    VISITOR_COOKIE,
+    ConsoleSessions,
+    csrf_token,
+    csrf_valid,
+    new_visitor_id,
+)
 
 
 class LoginNeeded(Exception):
@@ -35,7 +43,8 @@ class Visitor:
     holder: str  # the session id when signed in, else the visitor id: what the CSRF token is bound to
     csrf: str
     new_visitor: str | None  # a visitor id to set as a cookie
-    session_id: str | None
+    session_id: str | None  # a session that lasts, else None
+    key_hash: str | None = field(default=None, repr=False)  # the session's key, by its SHA-256
 
     @property
     def t(self) -> Translator:
@@ -59,9 +68,7 @@ class Viewer(Visitor):
 
 
 def sessions_of(request: Request) -> ConsoleSessions:
-    sessions = getattr(request.app.state, "console_sessions", None)
-    if sessions is None:
-        sessions = request.app.state.console_sessions = ConsoleSessions()
+    sessions: ConsoleSessions = request.app.state.console_sessions  # made by create_app
     return sessions
 
 
@@ -74,39 +81,36 @@ def language(request: Request) -> str:
 
 
 def visitor(request: Request) -> Visitor:
-    sessions = sessions_of(request)
+    """(A sync dependency: FastAPI runs it in a worker thread, as the store read it makes should.)"""
     session_id = request.cookies.get(SESSION_COOKIE)
-    if sessions.find(session_id) is None:
+    hashed_key = sessions_of(request).find(session_id)
+    if hashed_key is None:
         session_id = None
     visitor_id = request.cookies.get(VISITOR_COOKIE)
     new = None if visitor_id else new_visitor_id()
     holder = session_id or visitor_id or new or ""
-    return Visitor(language(request), holder, sessions.csrf_token(holder), new, session_id)
+    return Visitor(language(request), holder, csrf_token(holder), new, session_id, hashed_key)
 
 
 def viewer(request: Request, guest: Annotated[Visitor, Depends(visitor)]) -> Viewer:
     """Who is signed in; a closed server (one with keys) sends everyone else to the login page."""
     state = server_state(request)
-    sessions = sessions_of(request)
-    address = request.client.host if request.client else ""
-    session = sessions.find(guest.session_id)
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    if session is not None:
+    if guest.key_hash is not None:
         try:
-            principal = state.authenticate(session.key, address)
-        except Unauthorized:  # revoked since sign-in: the session ends with it
-            sessions.close(guest.session_id)
-            raise LoginNeeded(target) from None
-    elif state.policy.closed:
-        raise LoginNeeded(target)
-    else:
-        principal = state.authenticate(None, address)
-    return Viewer(guest.lang, guest.holder, guest.csrf, guest.new_visitor, guest.session_id, principal)
+            principal = state.authenticate_hash(guest.key_hash)
+            return Viewer(guest.lang, guest.holder, guest.csrf, guest.new_visitor, guest.session_id, guest.key_hash,
+                          principal)
+        except Unauthorized:  # revoked since sign-in, or gone from the config: the session ends with it
+            sessions_of(request).close(guest.session_id)
+    if state.policy.closed:
+        raise LoginNeeded(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
+    principal = state.authenticate(None, request.client.host if request.client else "")
+    return Viewer(guest.lang, guest.holder, guest.csrf, guest.new_visitor, None, None, principal)
 
 
 def actor(request: Request, who: Annotated[Viewer, Depends(viewer)]) -> Viewer:
     """A viewer sending a form: the page's CSRF token must come with it."""
-    if not sessions_of(request).csrf_valid(who.holder, request.headers.get("x-csrf-token")):
+    if not csrf_valid(who.holder, request.headers.get("x-csrf-token")):
         raise Forbidden(who.t("error.csrf"))
     return who
 

@@ -26,7 +26,7 @@ from jiyi.records import (
     TurnStatus,
 )
 from jiyi.server.ui.pictures import RetentionSpread, retention_spread
-from jiyi.stores.base import BROWSE_ORDERS, ConsoleStore, RecordPage, Tally, Vitals
+from jiyi.stores.base import BROWSE_ORDERS, ConsoleStore, RecordPage, Tally
 
 LAYERS = tuple(layer.value for layer in Layer)
 CATEGORIES = tuple(category.value for category in Category)
@@ -87,26 +87,29 @@ class Overview:
     turns: list[TurnRecord]
 
 
+NOT_MESSAGES: Node = Logic("NOT", (parse_filters({"jiyi.category": Category.MESSAGE.value}),))  # type: ignore[arg-type]
+
+
 def overview(memory: AsyncMemory, scope: Scope, now: datetime) -> Overview:
+    """The scope's counts (counted by the store) and retention (from its columns of numbers, messages kept as
+    evidence left out): never a memory's row."""
     store = console_store(memory)
     counts = OwnerCounts(scope.run_id or scope.agent_id or scope.user_id or "")
-    facts: list[Vitals] = []
     agents: dict[str, OwnerCounts] = {}
     runs: dict[str, OwnerCounts] = {}
-    for vitals in store.vitals(scope):  # every live memory's numbers, not its text: one pass for every count
-        for owner, into in ((vitals.agent_id, agents), (vitals.run_id, runs), ("", None)):
+    for tally in store.scope_tallies(scope):
+        for owner, into in ((tally.agent_id, agents), (tally.run_id, runs), ("", None)):
             if owner is None:
                 continue
-            tally = counts if into is None else into.setdefault(owner, OwnerCounts(owner))
-            tally.total += 1
-            tally.layers[vitals.layer.value] += 1
-            tally.categories[vitals.category.value] += 1
-        if vitals.category is not Category.MESSAGE:
-            facts.append(vitals)
+            found = counts if into is None else into.setdefault(owner, OwnerCounts(owner))
+            found.total += tally.memories
+            found.layers[tally.layer] += tally.memories
+            found.categories[tally.category] += tally.memories
     if scope.agent_id is not None or scope.run_id is not None:
         agents, runs = {}, {}  # a narrowed scope: the user's page lists the agents and runs
     return Overview(counts, sorted(agents.values(), key=lambda o: o.owner),
-                    sorted(runs.values(), key=lambda o: o.owner), retention_spread(facts, curve_of(memory), now),
+                    sorted(runs.values(), key=lambda o: o.owner),
+                    retention_spread(store.vitals(scope, NOT_MESSAGES), curve_of(memory), now),
                     store.scope_turn_counts(scope), store.list_turns(scope, UNFINISHED, 20))
 
 
@@ -139,8 +142,7 @@ class Browse:
             ("category", self.category), ("layer", self.layer), ("memory_type", self.memory_type)) if value}
         where = parse_filters(conditions) if conditions else None
         if self.category is None:  # the messages kept as evidence, only when asked for by their category
-            not_messages: Node = Logic("NOT", (parse_filters({"jiyi.category": Category.MESSAGE.value}),))  # type: ignore[arg-type]
-            where = not_messages if where is None else Logic("AND", (where, not_messages))
+            where = NOT_MESSAGES if where is None else Logic("AND", (where, NOT_MESSAGES))
         return where
 
 

@@ -53,7 +53,7 @@ from jiyi.server.ui.pictures import (
     lines,
 )
 from jiyi.server.ui.rendering import cookie, error, go, json_form, render, seg, text_field, to_login, url
-from jiyi.server.ui.session import COOKIE_PATH, LANG_COOKIE, SESSION_COOKIE
+from jiyi.server.ui.session import COOKIE_PATH, LANG_COOKIE, SESSION_COOKIE, csrf_valid
 
 HERE = Path(__file__).parent
 # The only files served from static/: a fixed list, so a path can never name anything else on disk.
@@ -140,8 +140,7 @@ async def login_page(request: Request, guest: Annotated[Visitor, Depends(visitor
 
 @router.post("/login")
 async def login(request: Request, guest: Annotated[Visitor, Depends(visitor)]) -> Response:
-    sessions = sessions_of(request)
-    if not sessions.csrf_valid(guest.holder, request.headers.get("x-csrf-token")):
+    if not csrf_valid(guest.holder, request.headers.get("x-csrf-token")):
         raise Forbidden(guest.t("error.csrf"))
     form = await json_form(request)
     key = text_field(form, "key", limit=512)
@@ -150,15 +149,17 @@ async def login(request: Request, guest: Annotated[Visitor, Depends(visitor)]) -
         server_state(request).authenticate(key, request.client.host if request.client else "")
     except Unauthorized:
         raise Unauthorized(guest.t("error.bad_key")) from None
-    sessions.close(guest.session_id)
+    sessions = sessions_of(request)
+    await io(sessions.close, guest.session_id)
     response = go(request, guest, _local(str(form.get("next") or "/ui")))
-    cookie(response, request, SESSION_COOKIE, sessions.open(key))  # a new id: one set before sign-in is not reused
+    # A new id: one set before sign-in is not reused.
+    cookie(response, request, SESSION_COOKIE, await io(sessions.open, key))
     return response
 
 
 @router.post("/logout")
 async def logout(request: Request, who: Acting) -> Response:
-    sessions_of(request).close(who.session_id)
+    await io(sessions_of(request).close, who.session_id)
     response = go(request, who, "/ui/login")
     response.delete_cookie(SESSION_COOKIE, path=COOKIE_PATH, httponly=True, samesite="strict")
     return response

@@ -249,6 +249,34 @@ def m012_api_keys(db: psycopg.Connection[Any]) -> None:
     )
 
 
+@migration
+def m013_console_sessions(db: psycopg.Connection[Any]) -> None:
+    # Console sign-ins, shared by every server process and kept across restarts: the SHA-256 of each session's id
+    # (the browser holds the id) and the key's hash sealed under the id, never the id or the key
+    # (server/ui/session.py).
+    db.execute(
+        """
+        CREATE TABLE console_sessions (
+            id_hash text PRIMARY KEY,
+            sealed_key text NOT NULL,
+            opened_at timestamptz NOT NULL,
+            seen_at timestamptz NOT NULL
+        )
+        """
+    )
+
+
+@migration
+def m014_scope_vitals_index(db: psycopg.Connection[Any]) -> None:
+    # The console's overview of a scope counts its memories per agent, run, layer and category, and draws their
+    # retention from kind, importance and times (recalls are in memory_access): this index answers both with an
+    # index-only scan instead of reading every row with its text and vector (the page at 100k: 1.6 -> 0.4 s on a
+    # busy 2-core machine, bench/results/console-100k-postgresql-*.json). The id is there for the join with
+    # memory_access.
+    db.execute("CREATE INDEX memories_user_vitals ON memories (user_id, agent_id, run_id, layer, category) "
+               "INCLUDE (memory_type, importance, created_at, updated_at, id) WHERE deleted_at IS NULL")
+
+
 def migrate(db: psycopg.Connection[Any]) -> list[str]:
     """Apply pending migrations in order, in one transaction (`db` is in autocommit mode); returns their names."""
     with db.transaction():

@@ -36,7 +36,7 @@ import numpy as np
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg.types import TypeInfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -46,15 +46,22 @@ from jiyi.keys import ApiKey
 from jiyi.records import (
     Category,
     HistoryEvent,
-    Layer,
     MemoryRecord,
-    MemoryType,
     Scope,
     StoredMessage,
     TurnRecord,
     TurnStatus,
 )
-from jiyi.stores.base import BROWSE_ORDERS, Entity, RecordPage, ScoredId, Tally, Vitals
+from jiyi.stores.base import (
+    BROWSE_ORDERS,
+    ConsoleSession,
+    Entity,
+    RecordPage,
+    ScopeTally,
+    ScoredId,
+    Tally,
+    Vitals,
+)
 from jiyi.stores.postgres.codec import (
     CHAR_PREFIX,
     DELIVERY_COLUMNS,
@@ -867,6 +874,34 @@ class PostgresStore:
     def keys_issued(self) -> bool:
         return bool(self._fetch("SELECT 1 FROM api_keys LIMIT 1"))
 
+    # --- console sign-ins (stores/base.py SessionStore) -----------------------------------------------------
+
+    def add_console_session(self, session: ConsoleSession) -> None:
+        with self._connection() as conn:
+            conn.execute("INSERT INTO console_sessions (id_hash, sealed_key, opened_at, seen_at) "
+                         "VALUES (%s, %s, %s, %s)",
+                         (session.id_hash, session.sealed_key, utc(session.opened_at), utc(session.seen_at)))
+
+    def console_session_by_hash(self, id_hash: str) -> ConsoleSession | None:
+        rows = self._fetch("SELECT * FROM console_sessions WHERE id_hash = %s", (id_hash,))
+        if not rows:
+            return None
+        row = rows[0]
+        return ConsoleSession(row["id_hash"], row["sealed_key"], utc(row["opened_at"]) or datetime.now(UTC),
+                              utc(row["seen_at"]) or datetime.now(UTC))
+
+    def touch_console_session(self, id_hash: str, when: datetime) -> None:
+        with self._connection() as conn:
+            conn.execute("UPDATE console_sessions SET seen_at = %s WHERE id_hash = %s", (utc(when), id_hash))
+
+    def delete_console_session(self, id_hash: str) -> bool:
+        return bool(self._fetch("DELETE FROM console_sessions WHERE id_hash = %s RETURNING id_hash", (id_hash,)))
+
+    def prune_console_sessions(self, seen_before: datetime, opened_before: datetime) -> int:
+        with self._connection() as conn:
+            return conn.execute("DELETE FROM console_sessions WHERE seen_at < %s OR opened_at < %s",
+                                (utc(seen_before), utc(opened_before))).rowcount
+
     # --- webhooks and their delivery queue ------------------------------------------------------------------
 
     def add_webhook(self, webhook: Webhook) -> None:
@@ -1065,13 +1100,25 @@ class PostgresStore:
                            f"WHERE e.v = ANY({p.add(ids)})) ORDER BY t.seq", p)
         return [row_to_turn(row) for row in rows]
 
-    def vitals(self, scope: Scope) -> list[Vitals]:
+    def scope_tallies(self, scope: Scope) -> list[ScopeTally]:
         p = Params()
-        rows = self._fetch("SELECT m.agent_id, m.run_id, m.layer, m.category, m.memory_type, m.importance, "
-                           "coalesce(a.access_count, 0) AS access_count, m.created_at, m.updated_at, "
-                           f"a.last_accessed_at FROM {MEMORY_FROM} WHERE {_scope_sql(scope.require(), p)} "
-                           "AND m.deleted_at IS NULL ORDER BY m.seq", p)  # as stored, as SQLite gives them
-        return [Vitals(row["agent_id"], row["run_id"], Layer(row["layer"]), Category(row["category"]),
-                       MemoryType(row["memory_type"]), row["importance"], int(row["access_count"]),
-                       utc(row["created_at"]) or datetime.now(UTC), utc(row["updated_at"]),
-                       utc(row["last_accessed_at"])) for row in rows]
+        rows = self._fetch(f"SELECT m.agent_id, m.run_id, m.layer, m.category, count(*) AS n FROM memories m "
+                           f"WHERE {_scope_sql(scope.require(), p)} AND m.deleted_at IS NULL "
+                           "GROUP BY m.agent_id, m.run_id, m.layer, m.category", p)
+        return [ScopeTally(row["agent_id"], row["run_id"], row["layer"], row["category"], int(row["n"]))
+                for row in rows]
+
+    def vitals(self, scope: Scope, where: Node | None = None) -> Vitals:
+        p = Params()
+        condition = f"{_scope_sql(scope.require(), p)} AND m.deleted_at IS NULL AND {to_sql(where, p)}"
+        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+            # Tuples, not dicts, and the latest time as POSIX seconds, not a datetime: 100k rows stay cheap.
+            rows = cur.execute("SELECT m.category, m.memory_type, m.importance, coalesce(a.access_count, 0), "
+                               "extract(epoch FROM greatest(m.created_at, m.updated_at, a.last_accessed_at))::float8 "
+                               f"FROM {MEMORY_FROM} WHERE {condition}", p).fetchall()
+        if not rows:
+            return Vitals(*(np.array([], dtype=kind) for kind in (object, object, np.float64, np.float64, np.float64)))
+        categories, kinds, importance, recalls, times = zip(*rows, strict=True)
+        return Vitals(np.array(categories, dtype=object), np.array(kinds, dtype=object),
+                      np.array(importance, dtype=np.float64), np.array(recalls, dtype=np.float64),
+                      np.array(times, dtype=np.float64))
