@@ -4,6 +4,9 @@ lifecycle rule."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,7 +18,7 @@ import pytest
 from jiyi import AsyncMemory, Memory, build_embedder, build_store
 from jiyi.core.messages import in_conversation
 from jiyi.records import Category, Scope, StoredMessage
-from jiyi.write_path import evidence_id
+from jiyi.write_path import WriteSettings, evidence_id
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -169,3 +172,87 @@ def test_the_conversation_being_answered_is_not_recalled_as_its_own_memory(memor
     assert [m["memory"] for m in found["memories"]] == [earlier]
     searched = {hit["memory"] for hit in memory.search("is the plant alright?", user_id="u", top_k=10)["results"]}
     assert "oh no, is the plant alright?" in searched
+
+
+# --- evidence is kept after the add answers ----------------------------------------------------------------------
+
+
+class HeldPassages:
+    """The hashing embedder, with passages (the evidence messages) held until released: what a slow embedding service
+    looks like from the add's side. A service takes several calls at once (as the OpenAI-compatible embedder does), so
+    other embeddings go on meanwhile."""
+
+    max_concurrency = 4
+
+    def __init__(self, *held_messages: str) -> None:
+        self.held_messages = held_messages
+        self.inner = build_embedder("hashing")
+        self.model_id, self.dims, self.calibration = self.inner.model_id, self.inner.dims, self.inner.calibration
+        self.max_input_chars = self.inner.max_input_chars
+        self.release = threading.Event()
+        self.held = threading.Event()
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if any(text.endswith(held) for text in texts for held in self.held_messages):  # a message, not a fact
+            self.held.set()
+            assert self.release.wait(30), "never released"
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+
+def test_a_sync_add_answers_before_its_messages_are_embedded(tmp_path: Path) -> None:
+    said = "I watched the sunset over the lake, all orange and pink"
+    embedder = HeldPassages(said)
+    memory = AsyncMemory(build_store(f"sqlite:///{tmp_path / 'held.db'}"), embedder)
+
+    async def run() -> None:
+        answer = await asyncio.wait_for(memory.add(said, user_id="u"), 10)  # answers while the evidence is held
+        assert await asyncio.to_thread(embedder.held.wait, 5)
+        turn = await memory._run(memory.store.get_turn, answer["event_id"])
+        assert turn is not None and turn.status.value == "processing"  # still leased: a worker leaves it alone
+        bob = await asyncio.wait_for(memory.add("Bob likes tea", user_id="bob", infer=False), 10)
+        assert bob["results"]  # another user is not held up by it
+        searching = asyncio.ensure_future(memory.search("lake sunset", user_id="u"))
+        await asyncio.sleep(0.2)
+        assert not searching.done()  # a read in the same scope waits for the evidence...
+        embedder.release.set()
+        found = (await asyncio.wait_for(searching, 10))["results"]
+        assert found[0]["memory"] == "User watched the sunset over the lake, all orange and pink"
+        listed = (await memory.get_all(user_id="u", include_messages=True))["results"]
+        assert [m["memory"] for m in listed if m["category"] == "message"] == [said]  # ...which is then kept
+        assert (await memory.get_event(answer["event_id"]))["status"] == "SUCCEEDED"
+        await memory.close()
+
+    asyncio.run(run())
+
+
+def test_evidence_left_by_a_process_that_died_is_kept_by_the_next(tmp_path: Path) -> None:
+    path = f"sqlite:///{tmp_path / 'died.db'}"
+    said = "我周末去爬了香山，风景特别美"
+    embedder = HeldPassages(said)
+    first = AsyncMemory(build_store(path), embedder, write_settings=WriteSettings(lease_seconds=0.5))
+
+    async def add_and_die() -> dict[str, object]:
+        answer = await first.add([{"role": "user", "content": said}, {"role": "assistant", "content": "真好！"}],
+                                 user_id="u")
+        assert await asyncio.to_thread(embedder.held.wait, 5)
+        return answer  # the loop ends here, the evidence task with it: as if the process died
+
+    answer = asyncio.run(add_and_die())
+    embedder.release.set()
+    second = Memory(_async=AsyncMemory(build_store(path), build_embedder("hashing"),
+                                       write_settings=WriteSettings(lease_seconds=0.5)))
+    assert second.get_event(str(answer["event_id"]))["status"] == "RUNNING"  # still leased to the dead process
+    time.sleep(0.6)
+    assert second.process_pending() == 1  # the lease ran out: taken again, only the evidence is left to do
+    event = second.get_event(str(answer["event_id"]))
+    assert event["status"] == "SUCCEEDED" and event["results"] == answer["results"]
+    listed = second.get_all(user_id="u", include_messages=True, limit=100)["results"]
+    assert sorted(m["memory"] for m in listed if m["category"] == "message") == sorted([said, "真好！"])
+    facts = [m for m in listed if m["category"] != "message"]
+    assert len(facts) == len({m["memory"] for m in facts}) == len(answer["results"])  # no fact extracted twice
+    for fact in facts:
+        assert [h["event"] for h in second.history(fact["id"])] == ["ADD"]
+    second.close()

@@ -183,8 +183,9 @@ def test_the_conversation_is_searched_beside_the_question(tmp_path: Path) -> Non
     # The question finds one memory relevant enough; the conversation before it is about another. Both are recalled:
     # a question that hits must not stop the context query (a weak question often hits a vaguely similar memory).
     with memory_at(tmp_path, "e5") as memory:
-        cat, marathon, *_ = add_raw(memory, ["我养了一只橘猫叫年糕", "我下个月要去成都参加马拉松", "我在一家游戏公司做策划",
-                                             "我妹妹叫小雨", "我对芒果过敏"])
+        said = ["我养了一只橘猫叫年糕", "我下个月要去成都参加马拉松", "我在一家游戏公司做策划",
+                "我妹妹叫小雨", "我对芒果过敏"]
+        cat, marathon, *_ = add_raw(memory, said)
         chat = [{"role": "user", "content": "我下个月要去成都跑马拉松，有点紧张"},
                 {"role": "assistant", "content": "慢慢来，按平时的配速跑就好"},
                 {"role": "user", "content": "年糕最近老是掉毛"}]

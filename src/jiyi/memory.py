@@ -54,7 +54,7 @@ from jiyi.records import (
 )
 from jiyi.stores.base import MemoryStore
 from jiyi.views import history_item, memory_item, search_item, turn_item
-from jiyi.write_path import WritePath, WriteSettings
+from jiyi.write_path import EVIDENCE_PENDING, WritePath, WriteSettings
 
 if TYPE_CHECKING:
     from jiyi.rerankers.base import Reranker
@@ -167,6 +167,10 @@ class AsyncMemory:
         self.read_path = ReadPath(store, self.embedding, llm=llm, reranker=reranker,
                                   settings=read_settings or ReadSettings.from_config(self.config), clock=clock)
         self._turns_queued: asyncio.Event | None = None  # set by async adds; a worker waits on it
+        # Evidence of synchronous adds being kept after their answer, per embedding lane (user): a read in the same
+        # lane waits for it, so what this process was told is searchable by the next search, as before.
+        self._evidence: dict[str, set[asyncio.Task[TurnRecord]]] = {}
+        self._orphaned: dict[str, list[tuple[TurnRecord, list[StoredMessage]]]] = {}
         if embedder.dims:  # a remote embedder may learn its dimension only from its first answer
             store.bind_embedding(embedder.model_id, embedder.dims)
 
@@ -270,11 +274,50 @@ class AsyncMemory:
         turn.lease_until = self.clock() + timedelta(seconds=self.write_path.settings.lease_seconds)
         await self._run(self.store.add_turn, turn, stored)
         try:
-            turn = await self._process_in_lane(turn, stored)
+            turn = await self._process_in_lane(turn, stored, defer_evidence=True)
         except asyncio.CancelledError:
             self._release_unfinished([turn], {turn.id: 0})
             raise
+        if EVIDENCE_PENDING in turn.options:
+            self._keep_evidence_later(turn, stored)
         return {"results": [r for r in turn.results if r["event"] in _REPORTED_EVENTS], "event_id": turn.id}
+
+    def _keep_evidence_later(self, turn: TurnRecord, stored: list[StoredMessage]) -> None:
+        """Embed and keep the turn's messages as evidence after the add has answered (write_path.keep_evidence)."""
+        lane = _embedding_lane(turn.scope)
+
+        async def keep() -> TurnRecord:
+            with embedding_lane(lane):
+                return await self.write_path.keep_evidence(turn, stored)
+
+        task = asyncio.get_running_loop().create_task(keep())
+        pending = self._evidence.setdefault(lane, set())
+        pending.add(task)
+
+        def forget(done: asyncio.Task[TurnRecord]) -> None:
+            pending.discard(done)
+            if not pending and self._evidence.get(lane) is pending:
+                del self._evidence[lane]
+            if done.cancelled():  # its event loop ended first (asyncio.run per call): the next read here redoes it
+                self._orphaned.setdefault(lane, []).append((turn, stored))
+
+        task.add_done_callback(forget)
+
+    async def _evidence_kept(self, scope: Scope | None = None) -> None:
+        """Wait for the evidence of this process's earlier synchronous adds: of the scope's lane, or all of it."""
+        lanes = [_embedding_lane(scope)] if scope is not None and not scope.is_empty else \
+            [*self._evidence, *self._orphaned]
+        for lane in lanes:
+            for turn, stored in self._orphaned.pop(lane, []):
+                self._keep_evidence_later(turn, stored)
+        tasks = [task for lane in lanes for task in self._evidence.get(lane, ())]
+        if tasks:
+            await asyncio.gather(*(asyncio.shield(task) for task in tasks), return_exceptions=True)
+
+    async def settle(self) -> None:
+        """Wait until the work earlier calls left running is done: access counts of searches, evidence of adds."""
+        await self._evidence_kept()
+        await self.read_path.settle()
 
     async def _add_once(self, key: str, request: dict[str, Any]) -> dict[str, Any]:
         deadline = time.monotonic() + IDEMPOTENT_WAIT_SECONDS
@@ -306,6 +349,10 @@ class AsyncMemory:
         turn = await self._run(self.store.get_turn, event_id)
         if turn is None:
             raise NotFound(f"event {event_id} not found")
+        lane = _embedding_lane(turn.scope)
+        if EVIDENCE_PENDING in turn.options and (lane in self._evidence or lane in self._orphaned):
+            await self._evidence_kept(turn.scope)  # answered, its evidence being kept here: a moment more
+            turn = await self._run(self.store.get_turn, event_id) or turn
         return turn_item(turn)
 
     def notify_queued_turns(self, event: asyncio.Event) -> None:
@@ -334,9 +381,10 @@ class AsyncMemory:
             raise
         return len(turns)
 
-    async def _process_in_lane(self, turn: TurnRecord, stored: list[StoredMessage] | None = None) -> TurnRecord:
+    async def _process_in_lane(self, turn: TurnRecord, stored: list[StoredMessage] | None = None, *,
+                               defer_evidence: bool = False) -> TurnRecord:
         with embedding_lane(_embedding_lane(turn.scope)):
-            return await self.write_path.process(turn, stored)
+            return await self.write_path.process(turn, stored, defer_evidence=defer_evidence)
 
     def _release_unfinished(self, turns: Sequence[TurnRecord], attempts: dict[str, int]) -> None:
         """Processing was cancelled (the server is stopping): the claimed turns not finished go back to the queue,
@@ -550,6 +598,7 @@ class AsyncMemory:
             include_expired=show_expired,
             explain=explain,
         )
+        await self._evidence_kept(request.scope)
         retrieval = await self.read_path.search(request, rerank=rerank)
         results = [search_item(hit, explain) for hit in retrieval.hits]
         if explain:
@@ -613,6 +662,7 @@ class AsyncMemory:
             rewrite_prompt=rewrite_prompt, rewritten_query=rewritten_query, user_name=user_name,
             char_name=char_name, context_messages=context_messages, min_relevance=min_relevance, deadline=deadline,
             only_stages=tuple(only_stages) if only_stages is not None else None)
+        await self._evidence_kept(request.scope)
         return await self.read_path.context(request, messages, budget_chars=budget_chars, header=header)
 
     async def get(self, memory_id: str) -> dict[str, Any]:
@@ -641,8 +691,9 @@ class AsyncMemory:
         where = parse_filters(rest)
         if not include_messages and not _mentions_category(rest):
             where = Logic("AND", (where, NOT_MESSAGES)) if where is not None else NOT_MESSAGES
+        await self._evidence_kept(scope.require())
         await self.read_path.settle()
-        records = await self._run(self.store.list_records, scope.require(), where, count, show_expired)
+        records = await self._run(self.store.list_records, scope, where, count, show_expired)
         return {"results": [memory_item(r) for r in records]}
 
     async def get_page(
@@ -667,6 +718,7 @@ class AsyncMemory:
         where = parse_filters(rest)
         if not include_messages and not _mentions_category(rest):
             where = Logic("AND", (where, NOT_MESSAGES)) if where is not None else NOT_MESSAGES
+        await self._evidence_kept(None if every_scope else scope.require())
         await self.read_path.settle()
         if not every_scope:
             scope = scope.require()
@@ -715,7 +767,7 @@ class AsyncMemory:
         return await self._run(work)
 
     async def close(self) -> None:
-        await self.read_path.settle()
+        await self.settle()
         self.write_path.close()
         self.read_path.close()
         if self._owns_scheduler:
@@ -887,6 +939,9 @@ class Memory:
 
     def process_pending(self, limit: int = 16) -> int:
         return self._loop.run(self.aio.process_pending(limit))
+
+    def settle(self) -> None:
+        self._loop.run(self.aio.settle())
 
     def maintain(self, **kwargs: Any) -> dict[str, Any]:
         return self._loop.run(self.aio.maintain(**kwargs))

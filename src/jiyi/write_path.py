@@ -7,6 +7,10 @@ so what extraction missed is still found.
 
 The turn and its messages are already stored when this runs (see AsyncMemory.add). When the LLM fails, the offline
 extractor runs at once and the turn is retried with the LLM later; nothing the user said is lost.
+
+A caller waiting for the turn (a synchronous add) gets its answer once the facts are applied: keeping the messages as
+evidence costs an embedding per message and is done after the answer (`defer_evidence`, then `keep_evidence`). The
+turn stays leased until then, so if the process dies in between a worker takes it again and does only what is left.
 """
 
 from __future__ import annotations
@@ -78,6 +82,11 @@ LOCK_POLL_MAX = 0.1
 MESSAGE_IMPORTANCE = 0.5
 _EVIDENCE_IDS = uuid.UUID("5a0c1f4e-2f1b-4a57-9d1e-7c3b2a9e6d10")
 _SOURCES = {"user": Source.USER, "assistant": Source.ASSISTANT, "system": Source.SYSTEM}
+
+
+# In a turn's options while its facts are applied and its messages not yet kept as evidence: the roles whose messages
+# a fact of the turn came from.
+EVIDENCE_PENDING = "evidence_pending"
 
 
 def evidence_id(message_id: str) -> str:
@@ -220,10 +229,15 @@ class WritePath:
 
     # --- one turn --------------------------------------------------------------------------------------------
 
-    async def process(self, turn: TurnRecord, messages: Sequence[StoredMessage] | None = None) -> TurnRecord:
-        """Extract and apply one turn; never raises for an LLM or embedding failure — the turn records it."""
+    async def process(self, turn: TurnRecord, messages: Sequence[StoredMessage] | None = None, *,
+                      defer_evidence: bool = False) -> TurnRecord:
+        """Extract and apply one turn; never raises for an LLM or embedding failure — the turn records it.
+        `defer_evidence`: once the facts are in, return the turn still leased (PROCESSING, `EVIDENCE_PENDING` in its
+        options) for the caller to finish with keep_evidence()."""
         if messages is None:
             messages = await self._io(self.store.get_messages, turn.message_ids)
+        if EVIDENCE_PENDING in turn.options:  # the facts were applied by a run that did not get to the evidence
+            return await self.keep_evidence(turn, messages)
         turn.attempts += 1
         now = self.clock()
         applied: list[_Applied] = []  # filled as changes are made, so a turn failing midway reports what it wrote
@@ -257,14 +271,43 @@ class WritePath:
             log.exception("turn %s: extraction failed", turn.id)
             self._schedule_retry(turn, f"{type(exc).__name__}: {exc}", now)
         turn.results.extend(a.as_result() for a in applied)
+        # A fact's sources are the turn's messages of its party (see _apply_sync): those messages are "covered".
+        covering = sorted({a.role or "user" for a in applied if a.event in (Event.ADD, Event.UPDATE, Event.NONE)})
+        if self.settings.keep_messages and defer_evidence and turn.status is TurnStatus.DONE:
+            turn.options[EVIDENCE_PENDING] = covering
+            turn.status = TurnStatus.PROCESSING
+            turn.lease_until = self.clock() + timedelta(seconds=self.settings.lease_seconds)
+            turn.updated_at = self.clock()
+            await self._io(self.store.save_turn, turn)
+            return turn
         if self.settings.keep_messages:
             try:
-                await self._keep_messages(turn, messages, applied)
+                await self._keep_messages(turn, messages, covering)
             except Exception as exc:  # e.g. the embedder is down: the turn is retried, and this with it
                 log.exception("turn %s: could not keep its messages as evidence", turn.id)
                 if turn.status is TurnStatus.DONE:
                     turn.attempts = max(turn.attempts, 1)
                     self._schedule_retry(turn, f"evidence: {type(exc).__name__}: {exc}", now)
+        return await self._finish(turn)
+
+    async def keep_evidence(self, turn: TurnRecord, messages: Sequence[StoredMessage] | None = None) -> TurnRecord:
+        """The rest of a turn whose facts are applied: keep its messages as evidence, then mark it done. Never raises
+        for an embedding failure: the turn is retried (this part only) like any other."""
+        if messages is None:
+            messages = await self._io(self.store.get_messages, turn.message_ids)
+        covering = turn.options.get(EVIDENCE_PENDING) or []
+        try:
+            await self._keep_messages(turn, messages, covering)
+        except Exception as exc:
+            log.exception("turn %s: could not keep its messages as evidence", turn.id)
+            turn.attempts = max(turn.attempts, 1)
+            self._schedule_retry(turn, f"evidence: {type(exc).__name__}: {exc}", self.clock())
+        else:
+            del turn.options[EVIDENCE_PENDING]
+            turn.status, turn.last_error = TurnStatus.DONE, None
+        return await self._finish(turn)
+
+    async def _finish(self, turn: TurnRecord) -> TurnRecord:
         turn.lease_until, turn.updated_at = None, self.clock()
         await self._io(self.store.save_turn, turn)
         if turn.status is TurnStatus.DONE or turn.extractor == "offline-fallback":
@@ -562,7 +605,7 @@ class WritePath:
     # --- evidence ------------------------------------------------------------------------------------------------
 
     async def _keep_messages(self, turn: TurnRecord, messages: Sequence[StoredMessage],
-                             applied: Sequence[_Applied]) -> None:
+                             covering_roles: Sequence[str]) -> None:
         """Store each message of the turn as it was said (Category.MESSAGE), embedded with the other party's message
         just before it (core.messages.in_conversation), as infer=False stores them. A message a fact of this turn
         came from is tagged "covered": the lifecycle lets it fade first. Idempotent: ids derive from the messages."""
@@ -577,8 +620,6 @@ class WritePath:
         texts = in_conversation([*earlier, *said])[len(earlier):]
         vectors = await self._embed(texts)
         now = self.clock()
-        # A fact's sources are the turn's messages of its party (see _apply_sync).
-        covering_roles = {a.role or "user" for a in applied if a.event in (Event.ADD, Event.UPDATE, Event.NONE)}
         records = [MemoryRecord(
             content=m.content.strip(), scope=turn.scope, id=evidence_id(m.id), actor_id=m.name, role=m.role,
             memory_type=MemoryType.EPISODIC, layer=Layer.SHORT_TERM, category=Category.MESSAGE,

@@ -94,6 +94,7 @@ def test_metrics_count_adds_searches_store_size_and_requests(client: httpx.Clien
     extracted = ok(client.post("/memories", json={"messages": [{"role": "user", "content": "我对花生过敏"}],
                                                   "user_id": "carol", "memory_type": None}))["results"]
     assert [r["memory_type"] for r in extracted] == ["fact"]
+    ok(client.get("/memories", params={"user_id": "carol"}))  # carol's evidence is kept after her add answered
 
     samples = metric_samples(client)
     assert sample(samples, "memory_add_total", memory_type="episodic") == 4
