@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -247,6 +248,7 @@ class SqliteStore:
         1.5 kB, so the default is about 3 GB at most); the scopes searched least recently are dropped first."""
         self.max_cached_vectors = max_cached_vectors
         self._cached_rows = 0
+        self._last_scores: tuple[weakref.ref[_ScopeVectors], int, bytes, np.ndarray] | None = None
         self.path = str(path)
         self.url = f"sqlite:///{self.path}"
         if self.path != ":memory:":
@@ -583,6 +585,22 @@ class SqliteStore:
             self._cached_rows -= len(evicted.ids)
         return cached
 
+    def _scores(self, cached: _ScopeVectors, matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosine of the query with each row. A search asks several times for one query in one scope (facts, core
+        memories, kept messages, rule-tagged memories: different filters): the last scores are kept and reused, as
+        long as the scope's vectors are the same object with the same rows (appends grow it; any other change
+        replaces it). Read only, so callers may keep the array after the lock is released."""
+        key = query.tobytes()
+        last = self._last_scores
+        if last is not None and last[0]() is cached and last[1] == matrix.shape[0] and last[2] == key:
+            return last[3]
+        # einsum, not `matrix @ query`: as fast for this memory-bound product, and it never wakes BLAS's thread
+        # pool, whose spinning threads slowed the embedder's next query by 8 ms on 2 cores (bench/scale.py).
+        scores = np.einsum("ij,j->i", matrix, query)
+        scores.flags.writeable = False
+        self._last_scores = (weakref.ref(cached), matrix.shape[0], key, scores)
+        return scores
+
     def _allowed_rowids(self, scope: Scope, where: Node) -> np.ndarray:
         params: list[Any] = []
         sql = (f"SELECT rowid FROM memories WHERE {_scope_sql(scope, params)} AND deleted_at IS NULL "
@@ -606,9 +624,7 @@ class SqliteStore:
             matrix, expires = cached.view()
             if matrix.shape[0] == 0:
                 return []
-            # einsum, not `matrix @ query`: as fast for this memory-bound product, and it never wakes BLAS's thread
-            # pool, whose spinning threads slowed the embedder's next query by 8 ms on 2 cores (bench/scale.py).
-            scores = np.einsum("ij,j->i", matrix, query)  # a new array: safe to use after the lock is released
+            scores = self._scores(cached, matrix, query)
             mask = None if include_expired else expires > datetime.now(UTC).timestamp()
             if where is not None:
                 allowed = cached.category_mask(where)
