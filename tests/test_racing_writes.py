@@ -62,6 +62,9 @@ def test_an_add_sent_again_with_its_idempotency_key_stores_once_and_answers_the_
     again = client.post("/memories", json=body, headers={"Idempotency-Key": "turn-17"})
     assert first.status_code == again.status_code == 200
     assert again.json() == first.json()
+    assert "idempotent-replayed" not in first.headers and again.headers["idempotent-replayed"] == "true"
+    added = [line for line in client.get("/metrics").text.splitlines() if line.startswith("memory_add_total{")]
+    assert added == ['memory_add_total{memory_type="episodic"} 1.0']  # the replay is not counted again
     in_body = client.post("/memories", json={**body, "idempotency_key": "turn-17"})
     assert in_body.json() == first.json()
     assert len(client.get("/memories", params={"user_id": "alice"}).json()["results"]) == 1

@@ -143,6 +143,11 @@ def _embedding_lane(scope: Scope) -> str:
     return f"agent:{scope.agent_id}" if scope.agent_id else f"run:{scope.run_id}"
 
 
+class ReplayedAnswer(dict[str, Any]):
+    """The answer of an add sent again with its idempotency key: what the first one answered, nothing done now (so a
+    server does not count its memories again, and can say it is a replay)."""
+
+
 class AsyncMemory:
     def __init__(self, store: MemoryStore, embedder: Embedder, *, llm: LLM | None = None,
                  reranker: Reranker | None = None, config: dict[str, Any] | None = None,
@@ -331,7 +336,7 @@ class AsyncMemory:
                 stored = json.loads(answer)
                 if stored["request"] != asked:
                     raise Conflict("this idempotency key was used for another request; use a new key per add")
-                return dict(stored["answer"])
+                return ReplayedAnswer(stored["answer"])
             if time.monotonic() > deadline:
                 raise Conflict("a request with this idempotency key is still being processed; retry later")
             await asyncio.sleep(0.05)  # the first request with this key is running: answer what it answers

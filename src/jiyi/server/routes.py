@@ -14,7 +14,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from jiyi.errors import Forbidden, InvalidInput, NotFound
 from jiyi.filters import split_scope
-from jiyi.memory import AsyncMemory
+from jiyi.memory import AsyncMemory, ReplayedAnswer
 from jiyi.server.auth import AccessPolicy, Principal, presented_key
 from jiyi.server.limits import RequestLimits
 from jiyi.server.metrics import Metrics
@@ -200,6 +200,9 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
     mx.add_latency.observe(time.perf_counter() - started)
     if result.get("status") == "PENDING":
         response.status_code = 202
+    if isinstance(result, ReplayedAnswer):
+        response.headers["Idempotent-Replayed"] = "true"  # as Stripe says it; the changes were counted the first time
+        return result
     for item in result["results"]:
         if item["event"] == "ADD":
             mx.add_total.labels(memory_type=item.get("memory_type") or "unknown").inc()
