@@ -5,13 +5,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import time
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi import APIRouter, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
@@ -27,6 +25,7 @@ from jiyi.server.auth import AccessPolicy, presented_key
 from jiyi.server.errors import error_response, install_error_handlers, internal_error_response
 from jiyi.server.limits import BodyGuard, RequestLimits
 from jiyi.server.platform import router as platform_router
+from jiyi.server.request_log import RequestLog
 from jiyi.server.restore_routes import router as restore_router
 from jiyi.server.routes import require_admin, router
 from jiyi.server.state import ServerState
@@ -114,27 +113,8 @@ def create_app(
     install_error_handlers(app)
     # Inside the request-id middleware below (added later, so it wraps this one): refusals carry an id and count.
     app.add_middleware(BodyGuard, limits=limits, reject=error_response)
-
-    @app.middleware("http")
-    async def request_id_and_metrics(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
-        started = time.perf_counter()
-        try:
-            response = await call_next(request)
-        except Exception:
-            # Handled here, inside the middleware, so a 500 still carries its request id, is counted, and
-            # leaves the keep-alive connection usable. The body is not logged: it may be a user's private text.
-            log.exception("unexpected error on %s %s id=%s", request.method, request.url.path, request_id)
-            response = internal_error_response()
-        if response.status_code == 405:
-            response.headers["Allow"] = allowed_methods(routers, request.url.path) or response.headers.get("Allow", "")
-        response.headers["X-Request-ID"] = request_id
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
-        state.metrics.requests.labels(request.method, path, str(response.status_code)).inc()
-        log.debug("%s %s %s %.1fms id=%s", request.method, path, response.status_code,
-                  (time.perf_counter() - started) * 1000, request_id)
-        return response
+    app.add_middleware(RequestLog, metrics=lambda: state.metrics, error=internal_error_response,
+                       allowed_methods=lambda path: allowed_methods(routers, path))
 
     if cors_origins:
         # Added last, so it wraps everything: preflights are answered before routing, and error responses carry
