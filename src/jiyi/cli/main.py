@@ -74,11 +74,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         uvicorn.run("jiyi.cli.main:app_from_environment", factory=True, workers=settings.workers,
                     host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
-                    timeout_graceful_shutdown=settings.shutdown_grace)
+                    timeout_graceful_shutdown=settings.shutdown_grace, timeout_keep_alive=KEEP_ALIVE_SECONDS)
         return 0
     app = _app(settings)
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
-                            timeout_graceful_shutdown=settings.shutdown_grace)
+                            timeout_graceful_shutdown=settings.shutdown_grace, timeout_keep_alive=KEEP_ALIVE_SECONDS)
     _serve_until_stopped(uvicorn.Server(config), settings.shutdown_grace + SHUTDOWN_MARGIN)
     return 0
 
@@ -110,6 +110,11 @@ def app_from_environment() -> Any:
 # After the grace, the lifespan shutdown (worker, scheduler, store; bounded in server/app.py) gets this long before
 # the process exits anyway.
 SHUTDOWN_MARGIN = 2.0
+# An idle keep-alive connection is closed by the client first: uvicorn's default (5 s) equals httpx's own expiry (the
+# mem0 SDKs, most Python clients), and a request sent on a connection the server closed at that very moment failed
+# with ReadError (seen once under 64 clients in tests/reliability/test_concurrency.py). Longer than the usual load
+# balancer idle timeout (60 s) for the same reason: the proxy in front should be the one to close.
+KEEP_ALIVE_SECONDS = 75
 
 
 def _loopback(host: str) -> bool:
