@@ -4,6 +4,7 @@ one process and across processes, and never makes another user wait."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -52,6 +53,45 @@ def test_a_scope_waiting_for_its_lock_holds_up_no_other_user(tmp_path: Path) -> 
         assert [r["event"] for r in done["results"]] == ["ADD"]
 
     asyncio.run(scenario())
+    other_process.close()
+    asyncio.run(memory.close())
+
+
+def test_an_add_cancelled_while_taking_the_scope_lock_does_not_leave_it_held(tmp_path: Path) -> None:
+    """The add's task is cancelled (its event loop ends: asyncio.run per call) while the store is taking the scope's
+    decision lock on a worker thread. The lock the thread took is let go, so the next add of the user, here or in
+    another process, goes through at once instead of waiting out the lock's 30 s lease."""
+    path = f"sqlite:///{tmp_path / 'cancel.db'}"
+    store = build_store(path)
+    taking, go_on = threading.Event(), threading.Event()
+    real_try_lock = store.try_lock
+
+    def slow_try_lock(*args: object) -> bool:
+        taking.set()
+        go_on.wait(10)
+        return real_try_lock(*args)  # type: ignore[arg-type]
+
+    store.try_lock = slow_try_lock  # type: ignore[method-assign]
+    memory = AsyncMemory(store, build_embedder("hashing"))
+
+    async def cancelled_add() -> None:
+        add = asyncio.create_task(memory.add("我住在成都", user_id="alice"))
+        await asyncio.to_thread(taking.wait, 10)
+        add.cancel()
+        go_on.set()  # the thread takes the lock after its caller is gone
+        await asyncio.gather(add, return_exceptions=True)
+        await asyncio.sleep(0.2)
+
+    asyncio.run(cancelled_add())
+    other_process = build_store(path)
+    assert other_process.try_lock("decide:user_id=alice", "elsewhere", utcnow() + timedelta(minutes=1))
+    other_process.unlock("decide:user_id=alice", "elsewhere")
+    store.try_lock = real_try_lock  # type: ignore[method-assign]
+
+    async def next_add() -> dict[str, object]:
+        return await asyncio.wait_for(memory.add("我住在杭州", user_id="alice"), timeout=5)
+
+    assert asyncio.run(next_add())["results"]
     other_process.close()
     asyncio.run(memory.close())
 

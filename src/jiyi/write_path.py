@@ -20,6 +20,7 @@ import contextvars
 import functools
 import logging
 import os
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -219,13 +220,39 @@ class WritePath:
     async def _take_store_lock(self, key: str) -> None:
         wait = LOCK_POLL_FIRST
         deadline = time.monotonic() + self.settings.decision_lock_wait
-        while not await self._io(self.store.try_lock, key, self._holder,
-                                 utcnow() + timedelta(seconds=self.settings.decision_lock_lease)):
+        while not await self._try_store_lock(key):
             if time.monotonic() > deadline:
                 raise BackendUnavailable(f"another process has held the decision lock of {key} for over "
                                          f"{self.settings.decision_lock_wait:g} s")
             await asyncio.sleep(wait)
             wait = min(wait * 2, LOCK_POLL_MAX)
+
+    async def _try_store_lock(self, key: str) -> bool:
+        """One attempt at the scope's lock in the store. Cancelled while the attempt runs on its thread (the caller's
+        event loop ending, say: asyncio.run per call), a lock it took is let go at once: nobody is left to release
+        it, and every later turn of the scope, in any process, would wait out its lease (30 s)."""
+        guard = threading.Lock()
+        state = {"abandoned": False, "taken": False}
+
+        def attempt() -> bool:
+            taken = self.store.try_lock(key, self._holder,
+                                        utcnow() + timedelta(seconds=self.settings.decision_lock_lease))
+            with guard:
+                if taken and state["abandoned"]:
+                    self.store.unlock(key, self._holder)
+                    return False
+                state["taken"] = taken
+            return taken
+
+        try:
+            return bool(await self._io(attempt))
+        except asyncio.CancelledError:
+            with guard:
+                state["abandoned"] = True
+                taken = state["taken"]
+            if taken:  # the attempt had finished: release it here (one short write; this is rare)
+                self.store.unlock(key, self._holder)
+            raise
 
     # --- one turn --------------------------------------------------------------------------------------------
 
