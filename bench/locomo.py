@@ -598,7 +598,7 @@ def ingestion_settings(data: Path, conversations: Sequence[Conversation], *, inf
     }
 
 
-def open_store(path: Path, settings: dict[str, Any], reuse: bool,
+def open_store(path: Path | str, settings: dict[str, Any], reuse: bool,
                log: Callable[[str], None]) -> tuple[MemoryStore, dict[str, Any] | None]:
     """The store at `path`, and the recorded ingestion when `reuse` finds this data already in it. A store this
     harness wrote with other settings (or did not finish) is emptied; one it did not write is refused."""
@@ -631,8 +631,12 @@ def git_info(where: Path = BENCH_DIR) -> dict[str, Any]:
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
-def store_path_for(args: argparse.Namespace, infer: bool, tmp: Path) -> Path:
+def store_path_for(args: argparse.Namespace, infer: bool, tmp: Path) -> Path | str:
     mode = "true" if infer else "false"
+    if args.store and "://" in args.store:  # a PostgreSQL database, used as it is
+        if args.infer == "both":
+            raise SystemExit("--store with a database URL takes one mode: --infer true or --infer false")
+        return args.store
     if args.store is None:
         return tmp / f"locomo-{args.ingest}-infer-{mode}.db"
     path = Path(args.store)
@@ -736,7 +740,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--infer", "--mode", dest="infer", choices=["false", "true", "both"], default="false",
                         help="false: store every message as is; true: jiyi's extraction; both: one run of each")
     parser.add_argument("--store", help="SQLite file to keep (with --infer both, .infer-false/.infer-true are "
-                                        "inserted before the suffix); default: a temporary file")
+                                        "inserted before the suffix), or a postgresql:// URL of an empty "
+                                        "database (one mode); default: a temporary SQLite file")
     parser.add_argument("--reuse", action="store_true", help="skip ingestion if the store already holds it")
     parser.add_argument("--ingest", choices=INGEST_MODES, default="mem0",
                         help="mem0: two users per conversation, one per speaker, batches of --batch; plain: one "

@@ -344,6 +344,43 @@ def test_a_rare_word_outranks_a_common_one(pg: PostgresStore, embedder: Embedder
     assert [h.memory_id for h in hits][:1] == [rare] and common in {h.memory_id for h in hits}
 
 
+def test_a_word_in_very_many_memories_scores_only_its_newest_ones_and_rare_words_all_of_theirs(
+        pg: PostgresStore, embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound on keyword work (KEYWORD_COMMON_ROWS): a common word reaches only its newest memories, but a rare
+    word's memory is found however old, and the scores of what is found are the full BM25 over every word."""
+    monkeypatch.setattr("jiyi.stores.postgres.store.KEYWORD_COMMON_ROWS", 5)
+    bound(pg, embedder)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    [old_rare] = put(pg, embedder, "I like tea with Jesica", created_at=start)
+    common = [put(pg, embedder, f"I like tea, cup {i}", created_at=start + timedelta(days=1 + i))[0]
+              for i in range(12)]
+    hits = pg.keyword_search(U, query_terms("tea Jesica"), 20)
+    found = [h.memory_id for h in hits]
+    assert found[0] == old_rare  # matches both words, and the rare one however old it is
+    assert set(found[1:]) == set(common[-5:])  # of the word in 13 memories, the newest 5
+    unbounded = {h.memory_id: h.score for h in pg.keyword_search(U, query_terms("Jesica"), 20)}
+    assert set(unbounded) == {old_rare}
+    monkeypatch.setattr("jiyi.stores.postgres.store.KEYWORD_COMMON_ROWS", 1000)
+    everything = {h.memory_id: h.score for h in pg.keyword_search(U, query_terms("tea Jesica"), 20)}
+    assert len(everything) == 13
+    assert all(everything[h.memory_id] == pytest.approx(h.score) for h in hits)  # the same BM25 for what is found
+
+
+def test_a_filter_matching_nothing_in_a_large_scope_answers_nothing_without_the_index(
+        url: str, embedder: Embedder) -> None:
+    store = bound(PostgresStore(url + "?pool_max_size=1", exact_scan_limit=40), embedder)
+    try:
+        put(store, embedder, *[f"note {i} about topic {i % 9}" for i in range(100)], metadata={"kind": "note"})
+        before = _hnsw_scans(store)
+        query = embedder.embed_query("note 7")
+        assert store.vector_search(U, query, 5, parse_filters({"kind": "missing"})) == []
+        assert _hnsw_scans(store) == before  # the one pass over the scope found nothing: no index, no second pass
+        assert len(store.vector_search(U, query, 5, parse_filters({"kind": "note"}))) == 5
+        assert _hnsw_scans(store) > before
+    finally:
+        store.close()
+
+
 def _recount(store: PostgresStore) -> tuple[dict[str, int], int]:
     frequencies: Counter[str] = Counter()
     live = list(store.iter_records())

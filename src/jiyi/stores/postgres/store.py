@@ -106,6 +106,7 @@ _INDEX_COST_RATIO = 1000
 # pgvector's HNSW index takes vectors of up to 2,000 dimensions, halfvec ones up to 4,000; beyond, search is exact.
 _HNSW_MAX_DIMS, _HALFVEC_MAX_DIMS = 2000, 4000
 _KEYWORD_SHARDS = 16
+KEYWORD_COMMON_ROWS = 1000  # see keyword_search
 _BM25_K1, _BM25_B = 1.2, 0.75  # FTS5's, as in the SQLite store
 _CHARS_WEIGHT = 0.6  # a CJK word found among the characters weighs this much of a word found among the terms
 _POOL_OPTIONS = {"pool_min_size": 1, "pool_max_size": 10}
@@ -608,22 +609,24 @@ class PostgresStore:
                     "FROM pg_class WHERE oid = 'memories'::regclass)")
         else:
             most = p.add(max(self.exact_scan_limit, int(limit)))
-        # One round trip for a scope small enough to score whole: the count decides, in SQL, whether the exact
-        # search runs (its rows) or only says the scope is larger (one row without an id).
-        exact = (f"SELECT m.id, -(m.embedding <#> {vector}) AS score, m.seq FROM {MEMORY_FROM} "
-                 f"WHERE {candidates} ORDER BY score DESC, m.seq LIMIT {p.add(int(limit))}")
-        sql = (f"WITH most AS (SELECT {most} AS n), size AS (SELECT count(*) AS n FROM (SELECT 1 FROM {MEMORY_FROM} "
-               f"WHERE {candidates} LIMIT (SELECT n FROM most) + 1) s) "
-               "SELECT NULL AS id, NULL::float8 AS score, NULL::bigint AS seq FROM size, most WHERE size.n > most.n "
-               f"UNION ALL (SELECT e.* FROM ({exact}) e WHERE (SELECT n FROM size) <= (SELECT n FROM most))")
+        # One pass over the scope, one round trip: at most `most` + 1 of its rows are read and scored, their count
+        # rides along (a window over the scores alone, not the vectors); more than `most` says the scope is larger
+        # than an exact scan should be, and the index is asked instead. A filter that matches nothing reads the
+        # scope once, not once to count and once to score.
+        scored = (f"SELECT m.id, -(m.embedding <#> {vector}) AS score, m.seq FROM {MEMORY_FROM} "
+                  f"WHERE {candidates} LIMIT {most} + 1")
+        sql = (f"SELECT s.id, s.score, s.seq, count(*) OVER () AS read, {most} AS most FROM ({scored}) s "
+               f"ORDER BY s.score DESC, s.seq LIMIT {p.add(int(limit))}")
         with self._connection() as conn:
             rows = conn.execute(sql, p).fetchall()
-            if not (rows and rows[0]["id"] is None):
+            if not rows or rows[0]["read"] <= rows[0]["most"]:
                 return [ScoredId(row["id"], float(row["score"])) for row in rows]
             hits = self._approximate_search(conn, scope, query, limit, where, include_expired)
             if hits is not None and len(hits) >= limit:
                 return hits
             # The filter let too few of the index's nearest through: score the scope whole after all.
+            exact = (f"SELECT m.id, -(m.embedding <#> {vector}) AS score FROM {MEMORY_FROM} "
+                     f"WHERE {candidates} ORDER BY score DESC, m.seq LIMIT {p.add(int(limit))}")
             return [ScoredId(row["id"], float(row["score"])) for row in conn.execute(exact, p).fetchall()]
 
     def _approximate_search(self, conn: psycopg.Connection[Row], scope: Scope, query: np.ndarray, limit: int,
@@ -668,31 +671,55 @@ class PostgresStore:
             frequencies, total, length = self._keyword_stats(conn, terms)
             avgdl = max(length, 1) / max(total, 1)
             p = Params()
-            # A word matches its term in the index or, for Chinese, its characters in a row: every character is
-            # looked up in the index, the row is checked by substring (so 虾 finds 大虾 whatever jieba cut).
-            matches = [f"m.keywords && {p.add(terms)}"]
+            scope_sql = f"{_scope_sql(scope, p)} AND {_live_sql(p, include_expired)} AND {to_sql(where, p)}"
+            # A word in more than KEYWORD_COMMON_ROWS memories of the store (住, live, 喜欢 in a large one) would
+            # have every memory that holds it scored: tens of thousands of rows for the rules' word lists in a scope
+            # of 100k. Such words find only the newest KEYWORD_COMMON_ROWS of their memories in the scope; the rarer
+            # words find all of theirs, and those weigh the most in BM25 anyway. So the rows scored are bounded by
+            # KEYWORD_COMMON_ROWS + the rare words' own counts, whatever the words.
+            common = [t for t in terms if frequencies.get(t, 0) > KEYWORD_COMMON_ROWS]
+            rare = [t for t in terms if t not in common]
+            if common:
+                found = [f"(SELECT m.id FROM {MEMORY_FROM} WHERE {scope_sql} AND {self._matching(common, p)} "
+                         f"ORDER BY m.created_at DESC LIMIT {p.add(KEYWORD_COMMON_ROWS)})"]
+                if rare:
+                    found.append(f"SELECT m.id FROM {MEMORY_FROM} WHERE {scope_sql} AND {self._matching(rare, p)}")
+                candidates = f"m.id IN ({' UNION '.join(found)})"
+            else:
+                candidates = f"{scope_sql} AND {self._matching(terms, p)}"
             # BM25 with FTS5's k1 and b, IDF from keyword_stats (store-wide, as document_frequencies): a word's
             # frequency in a memory is its count among the terms, plus 0.6 x its count among the CJK characters.
+            # Everything in float8: a numeric constant (0.6, avgdl) made PostgreSQL compute in numeric, ~3x slower.
             frequency, score = [], []
             for i, term in enumerate(terms):
                 placeholder = p.add(term)
                 count = f"cardinality(array_positions(m.keywords, {placeholder}))::float8"
                 if has_cjk(term):
-                    chars = sorted({CHAR_PREFIX + c for c in term if has_cjk(c)})
-                    matches.append(f"(m.keywords @> {p.add(chars)} AND strpos(m.cjk, {placeholder}) > 0)")
-                    count += (f" + {_CHARS_WEIGHT} * ((length(m.cjk) - length(replace(m.cjk, {placeholder}, ''))) "
-                              f"/ length({placeholder}))")
+                    count += (f" + {_CHARS_WEIGHT}::float8 * ((length(m.cjk) - length(replace(m.cjk, {placeholder}, "
+                              f"''))) / length({placeholder}))")
                 frequency.append(f"{count} AS f{i}")
                 df = frequencies.get(term, 0)
                 idf = math.log(1 + (max(total - df, 0) + 0.5) / (df + 0.5))
-                score.append(f"{idf!r} * t.f{i} / (t.f{i} + t.k)")
-            sql = (f"SELECT m.id, ({' + '.join(score)}) * {_BM25_K1 + 1} AS score FROM {MEMORY_FROM} "
-                   f"CROSS JOIN LATERAL (SELECT {', '.join(frequency)}, "
-                   f"{_BM25_K1} * ({1 - _BM25_B} + {_BM25_B} * cardinality(m.keywords) / {avgdl!r}) AS k) t "
-                   f"WHERE {_scope_sql(scope, p)} AND {_live_sql(p, include_expired)} AND ({' OR '.join(matches)}) "
-                   f"AND {to_sql(where, p)} ORDER BY score DESC, m.seq LIMIT {p.add(int(limit))}")
+                score.append(f"{idf!r}::float8 * t.f{i} / (t.f{i} + t.k)")
+            # The frequencies are computed once per row in the inner query (OFFSET 0 keeps PostgreSQL from folding it
+            # into the outer one, which evaluated each of them twice), then weighed.
+            sql = (f"SELECT t.id, ({' + '.join(score)}) * {_BM25_K1 + 1}::float8 AS score FROM ("
+                   f"SELECT m.id, m.seq, {', '.join(frequency)}, {_BM25_K1}::float8 * ({1 - _BM25_B}::float8 + "
+                   f"{_BM25_B}::float8 * cardinality(m.keywords) / {avgdl!r}::float8) AS k FROM {MEMORY_FROM} "
+                   f"WHERE {candidates} OFFSET 0) t ORDER BY score DESC, t.seq LIMIT {p.add(int(limit))}")
             rows = conn.execute(sql, p).fetchall()
         return [ScoredId(row["id"], float(row["score"])) for row in rows]
+
+    @staticmethod
+    def _matching(terms: Sequence[str], p: Params) -> str:
+        """A memory holds one of the words: as its term in the index or, for Chinese, its characters in a row (every
+        character is looked up in the index, the row checked by substring, so 虾 finds 大虾 whatever jieba cut)."""
+        matches = [f"m.keywords && {p.add(list(terms))}"]
+        for term in terms:
+            if has_cjk(term):
+                chars = sorted({CHAR_PREFIX + c for c in term if has_cjk(c)})
+                matches.append(f"(m.keywords @> {p.add(chars)} AND strpos(m.cjk, {p.add(term)}) > 0)")
+        return f"({' OR '.join(matches)})"
 
     @staticmethod
     def _keyword_stats(conn: psycopg.Connection[Row], terms: Sequence[str]) -> tuple[dict[str, int], int, int]:
