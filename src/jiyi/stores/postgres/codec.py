@@ -1,4 +1,5 @@
-"""Rows ↔ records, and pgvector's binary format for numpy vectors.
+"""Rows ↔ records in PostgreSQL (the mapping itself is jiyi.stores.rows), and pgvector's binary format for numpy
+vectors.
 
 Times are timestamptz: naive datetimes are taken as UTC on the way in (as the SQLite store does), and every time comes
 back in UTC whatever the session's time zone. JSON that filters look into (tags, metadata) is jsonb; the rest is json,
@@ -18,32 +19,18 @@ from psycopg.pq import Format
 from psycopg.types.json import Json, Jsonb
 
 from jiyi.keys import ApiKey, KeyScope
-from jiyi.records import (
-    Category,
-    Event,
-    HistoryEvent,
-    Layer,
-    MemoryRecord,
-    MemoryType,
-    Scope,
-    Source,
-    SourceRef,
-    StoredMessage,
-    TurnRecord,
-    TurnStatus,
-)
+from jiyi.records import HistoryEvent, MemoryRecord, StoredMessage, TurnRecord
+from jiyi.stores import rows
+from jiyi.stores.rows import ACCESS_COLUMNS, HISTORY_COLUMNS, MESSAGE_COLUMNS, TURN_COLUMNS
 from jiyi.text import analyze_for_index
 from jiyi.webhooks.model import DeliveryStatus, Webhook, WebhookDelivery
 
 Row = dict[str, Any]
 
+__all__ = ["HISTORY_COLUMNS", "MESSAGE_COLUMNS", "TURN_COLUMNS"]
+
 # Stored in the memories table (access_count and last_accessed_at live in memory_access).
-MEMORY_COLUMNS = (
-    "id", "content", "hash", "user_id", "agent_id", "run_id", "actor_id", "role", "memory_type", "layer",
-    "category", "importance", "strength", "confidence", "source", "verified", "tags", "metadata", "provenance",
-    "related_ids", "compression_source_ids", "created_at", "updated_at", "event_time", "expiration_date",
-    "deleted_at", "delete_reason", "version",
-)
+MEMORY_COLUMNS = tuple(c for c in rows.MEMORY_COLUMNS if c not in ACCESS_COLUMNS)
 # What a read selects: the table's columns (as m.*) and the read counts beside them.
 MEMORY_SELECT = (", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
                  + ", coalesce(a.access_count, 0) AS access_count, a.last_accessed_at")
@@ -58,17 +45,19 @@ def utc(value: datetime | None) -> datetime | None:
     return value.astimezone(UTC)
 
 
-def _dumps(value: Any) -> str:
-    # allow_nan=False: JSON has no NaN, and PostgreSQL refuses it; the caller gets a ValueError as with SQLite.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
-
-
 def jsonb(value: Any) -> Jsonb:
-    return Jsonb(value, dumps=_dumps)
+    return Jsonb(value, dumps=rows.dumps)
 
 
 def json_text(value: Any) -> Json:
-    return Json(value, dumps=_dumps)
+    return Json(value, dumps=rows.dumps)
+
+
+def _loaded(value: Any) -> Any:
+    return value  # psycopg parses json and jsonb columns itself
+
+
+POSTGRES = rows.Dialect(time_out=utc, time_in=utc, json_out=json_text, json_in=_loaded, jsonb_out=jsonb)
 
 
 # --- keywords --------------------------------------------------------------------------------------------------
@@ -95,135 +84,35 @@ def keyword_counts(keywords: list[str] | None) -> tuple[set[str], int]:
 
 def memory_params(record: MemoryRecord) -> tuple[Any, ...]:
     """Values for MEMORY_COLUMNS, in order."""
-    return (
-        record.id, record.content, record.hash, record.scope.user_id, record.scope.agent_id, record.scope.run_id,
-        record.actor_id, record.role, record.memory_type.value, record.layer.value, record.category.value,
-        float(record.importance), float(record.strength), float(record.confidence), record.source.value,
-        bool(record.verified), jsonb(record.tags), jsonb(record.metadata),
-        json_text([ref.to_json() for ref in record.provenance]), json_text(record.related_ids),
-        json_text(record.compression_source_ids), utc(record.created_at), utc(record.updated_at),
-        utc(record.event_time), utc(record.expiration_date), utc(record.deleted_at), record.delete_reason,
-        int(record.version),
-    )
+    return rows.memory_values(record, POSTGRES, without_access=True)
 
 
 def row_to_memory(row: Row) -> MemoryRecord:
-    return MemoryRecord(
-        id=row["id"],
-        content=row["content"],
-        hash=row["hash"],
-        scope=Scope(row["user_id"], row["agent_id"], row["run_id"]),
-        actor_id=row["actor_id"],
-        role=row["role"],
-        memory_type=MemoryType(row["memory_type"]),
-        layer=Layer(row["layer"]),
-        category=Category(row["category"]),
-        importance=row["importance"],
-        strength=row["strength"],
-        access_count=int(row["access_count"]),
-        confidence=row["confidence"],
-        source=Source(row["source"]),
-        verified=bool(row["verified"]),
-        tags=row["tags"],
-        metadata=row["metadata"],
-        provenance=[SourceRef.from_json(item) for item in row["provenance"]],
-        related_ids=row["related_ids"],
-        compression_source_ids=row["compression_source_ids"],
-        created_at=utc(row["created_at"]) or datetime.now(UTC),
-        updated_at=utc(row["updated_at"]),
-        last_accessed_at=utc(row["last_accessed_at"]),
-        event_time=utc(row["event_time"]),
-        expiration_date=utc(row["expiration_date"]),
-        deleted_at=utc(row["deleted_at"]),
-        delete_reason=row["delete_reason"],
-        version=row["version"],
-    )
-
-
-# --- history ---------------------------------------------------------------------------------------------------
-
-HISTORY_COLUMNS = ("id", "memory_id", "old_memory", "new_memory", "event", "created_at", "updated_at", "is_deleted",
-                   "actor_id", "role")
+    return rows.memory_from_row(row, POSTGRES)
 
 
 def history_params(event: HistoryEvent) -> tuple[Any, ...]:
-    return (
-        event.id, event.memory_id, event.old_memory, event.new_memory, event.event.value, utc(event.created_at),
-        utc(event.updated_at), int(event.is_deleted), event.actor_id, event.role,
-    )
+    return rows.history_values(event, POSTGRES)
 
 
 def row_to_history(row: Row) -> HistoryEvent:
-    return HistoryEvent(
-        id=row["id"],
-        memory_id=row["memory_id"],
-        old_memory=row["old_memory"],
-        new_memory=row["new_memory"],
-        event=Event(row["event"]),
-        created_at=utc(row["created_at"]) or datetime.now(UTC),
-        updated_at=utc(row["updated_at"]),
-        is_deleted=bool(row["is_deleted"]),
-        actor_id=row["actor_id"],
-        role=row["role"],
-        reason=row.get("reason"),
-    )
-
-
-# --- messages and turns ------------------------------------------------------------------------------------------
-
-MESSAGE_COLUMNS = ("id", "user_id", "agent_id", "run_id", "role", "name", "content", "created_at", "external_id",
-                   "metadata")
+    return rows.history_from_row(row, POSTGRES)
 
 
 def message_params(message: StoredMessage) -> tuple[Any, ...]:
-    return (
-        message.id, message.scope.user_id, message.scope.agent_id, message.scope.run_id, message.role,
-        message.name, message.content, utc(message.created_at), message.external_id, json_text(message.metadata),
-    )
+    return rows.message_values(message, POSTGRES)
 
 
 def row_to_message(row: Row) -> StoredMessage:
-    return StoredMessage(
-        id=row["id"],
-        scope=Scope(row["user_id"], row["agent_id"], row["run_id"]),
-        role=row["role"],
-        name=row["name"],
-        content=row["content"],
-        created_at=utc(row["created_at"]) or datetime.now(UTC),
-        external_id=row["external_id"],
-        metadata=row["metadata"],
-    )
-
-
-TURN_COLUMNS = ("id", "user_id", "agent_id", "run_id", "message_ids", "options", "status", "attempts",
-                "next_attempt_at", "lease_until", "last_error", "extractor", "results", "created_at", "updated_at")
+    return rows.message_from_row(row, POSTGRES)
 
 
 def turn_params(turn: TurnRecord) -> tuple[Any, ...]:
-    return (
-        turn.id, turn.scope.user_id, turn.scope.agent_id, turn.scope.run_id, json_text(turn.message_ids),
-        json_text(turn.options), turn.status.value, int(turn.attempts), utc(turn.next_attempt_at),
-        utc(turn.lease_until), turn.last_error, turn.extractor, json_text(turn.results), utc(turn.created_at),
-        utc(turn.updated_at),
-    )
+    return rows.turn_values(turn, POSTGRES)
 
 
 def row_to_turn(row: Row) -> TurnRecord:
-    return TurnRecord(
-        id=row["id"],
-        scope=Scope(row["user_id"], row["agent_id"], row["run_id"]),
-        message_ids=row["message_ids"],
-        options=row["options"],
-        status=TurnStatus(row["status"]),
-        attempts=row["attempts"],
-        next_attempt_at=utc(row["next_attempt_at"]) or datetime.now(UTC),
-        lease_until=utc(row["lease_until"]),
-        last_error=row["last_error"],
-        extractor=row["extractor"],
-        results=row["results"],
-        created_at=utc(row["created_at"]) or datetime.now(UTC),
-        updated_at=utc(row["updated_at"]),
-    )
+    return rows.turn_from_row(row, POSTGRES)
 
 
 # --- webhooks and API keys ---------------------------------------------------------------------------------------

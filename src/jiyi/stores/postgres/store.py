@@ -13,7 +13,8 @@ Nothing is cached in process: every read asks the database, so a worker never se
   of 400k, 32k of 1M, an extrapolation beyond), and never with the index below 10,000.
 - Keyword search matches jiyi.text's terms with a GIN index on `keywords` (and CJK words as substrings of the
   memory's CJK characters, as the SQLite store's phrase queries do) and ranks with BM25, using document frequencies
-  kept in keyword_stats in the same transactions as the memories.
+  kept in keyword_stats in the same transactions as the memories. A word in more than KEYWORD_COMMON_ROWS memories
+  brings only its newest ones of the scope to be ranked, so the work stays bounded whatever the words.
 - The history table is the change log the webhooks read past a cursor, so its positions must follow commit order:
   a writer takes a transaction-level advisory lock before its first history row and keeps it to its commit.
 """
