@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp import MCPError
+from prometheus_client.parser import text_string_to_metric_families
 
 from jiyi import AsyncMemory, build_embedder, build_store
 from jiyi.records import Category, Layer
@@ -173,3 +174,37 @@ def test_without_user_keys_the_tools_need_the_user_named(make_server: Callable[.
 def test_the_mcp_endpoint_stays_out_of_the_openapi_document(make_server: Callable[..., RunningServer]) -> None:
     spec = httpx.get(make_server().url + "/openapi.json").json()
     assert not any(path.startswith("/mcp") for path in spec["paths"])
+
+
+def test_changes_made_through_mcp_are_counted_like_the_rest_routes(make_server: Callable[..., RunningServer],
+                                                                  tmp_path: Path) -> None:
+    server = make_server(memory_at(tmp_path / "m.db"))
+
+    def counters() -> dict[tuple[str, str], float]:
+        return {(s.name, s.labels.get("memory_type", "")): s.value
+                for family in text_string_to_metric_families(httpx.get(f"{server.url}/metrics").text)
+                for s in family.samples
+                if s.name in ("memory_add_total", "memory_update_total", "memory_delete_total")}
+
+    before = counters()
+    expected: dict[tuple[str, str], float] = {("memory_add_total", "preference"): 1, ("memory_add_total", "fact"): 1,
+                                              ("memory_update_total", ""): 2, ("memory_delete_total", ""): 1}
+
+    async def scenario() -> None:
+        async with over_http(server.url) as client:
+            cat = await ok(client, "memory_add", {"content": "用户喜欢猫", "memory_type": "preference",
+                                                 "user_id": "carol"})
+            await ok(client, "memory_add", {"content": "用户住在成都", "memory_type": "fact", "user_id": "carol"})
+            await ok(client, "memory_update", {"memory_id": cat["memory_id"], "content": "用户喜欢狗"})
+            await ok(client, "memory_forget", {"memory_id": cat["memory_id"]})
+            added = await ok(client, "add_memory", {"text": "I live in Lyon", "user_id": "dave"})
+            assert [r["event"] for r in added["results"]] == ["ADD"]
+            key = ("memory_add_total", added["results"][0]["memory_type"])
+            expected[key] = expected.get(key, 0) + 1
+            await ok(client, "update_memory", {"memory_id": added["results"][0]["id"], "text": "I live in Nice"})
+            await ok(client, "memory_search", {"query": "猫", "user_id": "carol"})  # reads change nothing
+
+    asyncio.run(scenario())
+    after = counters()
+    changed = {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
+    assert changed == expected

@@ -176,6 +176,20 @@ async def delete_entities(memory: AsyncMemory, caller: Caller, args: dict[str, A
     return await memory.delete_all(**_mem0_scope(caller, args), filters=_app_filter(args))
 
 
+def changes_made(tool: str, result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The memory changes a write tool's answer reports, as mem0's result items (event, memory_type): what the REST
+    routes count in memory_add_total / memory_update_total / memory_delete_total."""
+    if tool == "memory.add":
+        return [{"event": "ADD", "memory_type": result.get("memory_type")}]
+    if tool == "add_memory":
+        return list(result.get("results") or [])
+    if tool in ("memory.update", "update_memory"):
+        return [{"event": "UPDATE"}]
+    if tool in ("memory.forget", "delete_memory"):
+        return [{"event": "DELETE"}]
+    return []
+
+
 HANDLERS: dict[str, Handler] = {
     "memory.add": add,
     "memory.search": search,

@@ -37,9 +37,11 @@ class McpEndpoint:
     def __init__(self, memory: AsyncMemory | Callable[[], AsyncMemory], *,
                  authenticate: Callable[[Request], Any], refuse: Callable[[JiyiError], ASGIApp],
                  tool_names: ToolNames | str = ToolNames.UNDERSCORE, max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
-                 max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> None:
+                 max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
+                 on_changes: Callable[[list[dict[str, Any]]], None] | None = None) -> None:
         self.server = build_mcp_server(memory, caller_of_request, tool_names=tool_names,
-                                       max_text_chars=max_text_chars, max_query_chars=max_query_chars)
+                                       max_text_chars=max_text_chars, max_query_chars=max_query_chars,
+                                       on_changes=on_changes)
         self._authenticate = authenticate
         self._refuse = refuse
         self._sessions: StreamableHTTPSessionManager | None = None

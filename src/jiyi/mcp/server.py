@@ -28,7 +28,7 @@ from mcp.types import (
 from jiyi import __version__
 from jiyi.errors import Forbidden, JiyiError
 from jiyi.mcp.caller import READ_ONLY, Caller
-from jiyi.mcp.handlers import HANDLERS
+from jiyi.mcp.handlers import HANDLERS, changes_made
 from jiyi.mcp.tools import DEFAULT_MAX_QUERY_CHARS, DEFAULT_MAX_TEXT_CHARS, ToolNames, ToolSpec, all_tools
 from jiyi.memory import AsyncMemory
 
@@ -49,11 +49,13 @@ INSTRUCTIONS = (
 def build_mcp_server(memory: AsyncMemory | Callable[[], AsyncMemory], resolve_caller: CallerResolver, *,
                      tool_names: ToolNames | str = ToolNames.UNDERSCORE,
                      max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
-                     max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> Server[Any]:
+                     max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
+                     on_changes: Callable[[list[dict[str, Any]]], None] | None = None) -> Server[Any]:
     """An MCP server whose tools act on `memory` for the caller `resolve_caller` names (stdio: the configured user;
     HTTP: the user of the request's key, see http.py). `memory` may be a function: the REST app's Memory is replaced
     by POST /configure. `tool_names`: "underscore" (memory_add, the default: every client takes it) or "dotted"
-    (memory.add, the design's names; see tools.py for the clients that refuse dots)."""
+    (memory.add, the design's names; see tools.py for the clients that refuse dots). `on_changes` is told the memory
+    changes each write tool made (mem0's result items), as the REST app counts them in its metrics."""
     names = ToolNames(tool_names)
     current = memory if callable(memory) else (lambda: memory)
     specs = all_tools(max_text_chars, max_query_chars)
@@ -83,6 +85,8 @@ def build_mcp_server(memory: AsyncMemory | Callable[[], AsyncMemory], resolve_ca
             if spec.writes and not caller.may_write:
                 raise Forbidden(READ_ONLY)
             result = await HANDLERS[spec.name](current(), caller, arguments)
+            if on_changes is not None and spec.writes:
+                on_changes(changes_made(spec.name, result))
         except JiyiError as exc:
             return _error(str(exc))
         except Exception:

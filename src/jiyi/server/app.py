@@ -66,7 +66,8 @@ def create_app(
                       authenticate=lambda r: state.authenticate(presented_key(r.headers.get("x-api-key"),
                                                                               r.headers.get("authorization")),
                                                                 r.client.host if r.client else ""),
-                      max_text_chars=limits.max_message_chars, max_query_chars=limits.max_query_chars)
+                      max_text_chars=limits.max_message_chars, max_query_chars=limits.max_query_chars,
+                      on_changes=lambda changes: state.metrics.count_changes(changes))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

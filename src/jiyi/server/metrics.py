@@ -92,6 +92,17 @@ class Metrics:
         if count_turns is not None:
             self.registry.register(_TurnQueue(count_turns))
 
+    def count_changes(self, results: Iterable[dict[str, Any]]) -> None:
+        """Count the memory changes an add, update or delete reported (mem0's result items: event, memory_type),
+        whichever route made them (REST, the platform routes, MCP)."""
+        for item in results:
+            if item.get("event") == "ADD":
+                self.add_total.labels(memory_type=item.get("memory_type") or "unknown").inc()
+            elif item.get("event") == "UPDATE":
+                self.update_total.inc()
+            elif item.get("event") == "DELETE":
+                self.delete_total.inc()
+
     def observe_maintenance(self, result: dict[str, Any]) -> None:
         for action in ("forgotten", "kept", "promoted", "moved", "merged", "summarized", "abstracted", "conflicts",
                        "purged"):

@@ -205,13 +205,7 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
     if isinstance(result, ReplayedAnswer):
         response.headers["Idempotent-Replayed"] = "true"  # as Stripe says it; the changes were counted the first time
         return result
-    for item in result["results"]:
-        if item["event"] == "ADD":
-            mx.add_total.labels(memory_type=item.get("memory_type") or "unknown").inc()
-        elif item["event"] == "UPDATE":
-            mx.update_total.inc()
-        elif item["event"] == "DELETE":
-            mx.delete_total.inc()
+    mx.count_changes(result["results"])
     return result
 
 
