@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from jiyi import AsyncMemory, Memory, build_embedder, build_store
+from jiyi.core import llm_lifecycle
 from jiyi.llms.openai import OpenAICompatibleLLM
-from jiyi.records import Category
+from jiyi.records import Category, Event, HistoryEvent
 from jiyi.testing.fake_openai import FakeOpenAI, Reply
 from tests.test_lifecycle import SimClock, events, only_id, set_fields
 
@@ -103,6 +104,35 @@ def test_near_duplicates_are_merged_into_the_sentence_the_model_writes(memory: M
     assert sorted(sent) == sorted(texts)
     found = memory.search("green tea very much", user_id="u")["results"]
     assert found[0]["id"] == kept["id"]  # re-embedded with its new text
+
+
+def test_a_memory_the_user_changes_while_the_model_merges_keeps_the_users_text(
+        memory: Memory, fake: FakeOpenAI, clock: SimClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user edits the cluster's memories while the model writes their merge: the edits stand, nothing is merged
+    or forgotten as merged, and the next pass may merge what is there then."""
+    texts = ["User likes green tea", "User likes green tea a lot", "user likes green tea!"]
+    ids = [raw(memory, text, tags=["preference"]) for text in texts]
+    store = memory.aio.store
+    real_merge = llm_lifecycle.merge
+
+    async def merge_while_the_user_edits(*args: Any, **kwargs: Any) -> str:
+        written = await real_merge(*args, **kwargs)
+        for i, memory_id in enumerate(ids):  # as a PUT from another process lands meanwhile
+            record = store.get(memory_id)
+            assert record is not None
+            text = f"User switched to coffee, cup {i}"
+            store.update(record.with_content(text), memory.aio.embedder.embed_documents([text])[0],
+                         HistoryEvent(memory_id, Event.UPDATE, record.content, text))
+        return written
+
+    monkeypatch.setattr(llm_lifecycle, "merge", merge_while_the_user_edits)
+    fake.script('{"memory": "User likes green tea very much"}')
+    clock.advance(hours=1)
+    stats = memory.maintain(user_id="u")
+    assert stats["llm_calls"] == 1 and stats["merged"] == 0
+    kept = {m["id"]: m["memory"] for m in memory.get_all(user_id="u")["results"]}
+    assert kept == {memory_id: f"User switched to coffee, cup {i}" for i, memory_id in enumerate(ids)}
+    assert all(e[0] in ("ADD", "UPDATE") for memory_id in ids for e in events(memory, memory_id))
 
 
 def test_the_model_abstracts_patterns_to_l2_once(memory: Memory, fake: FakeOpenAI, clock: SimClock) -> None:

@@ -316,9 +316,14 @@ class MaintenancePass:
             if written and written != keeper.content:
                 vector = self.embedder.embed_documents([written])
                 rewritten = keeper.with_content(written, keeper.updated_at or keeper.created_at)
-                self.store.update(rewritten, vector[0], HistoryEvent(
-                    keeper.id, Event.UPDATE, keeper.content, written, created_at=keeper.created_at, updated_at=now,
-                    actor_id=keeper.actor_id, role=keeper.role, reason=f"{len(members)} similar memories merged [LLM]"))
+                try:
+                    self.store.update(rewritten, vector[0], HistoryEvent(
+                        keeper.id, Event.UPDATE, keeper.content, written, created_at=keeper.created_at,
+                        updated_at=now, actor_id=keeper.actor_id, role=keeper.role,
+                        reason=f"{len(members)} similar memories merged [LLM]"), expected_version=keeper.version)
+                except Conflict:  # the user changed it while the model wrote: theirs stands, the cluster waits
+                    log.info("maintenance: %s changed during the pass; its merge left for the next one", keeper.id)
+                    continue
                 keeper = rewritten
             merged = replace(
                 keeper, layer=Layer.LONG_TERM, importance=max(r.importance for r in members),
@@ -328,7 +333,8 @@ class MaintenancePass:
                 created_at=min(r.created_at for r in members),
                 tags=list(dict.fromkeys(t for r in members for t in r.tags)),
             )
-            self._change(merged, Event.MERGE, now, f"consolidated {len(members)} similar memories")
+            if self._change(merged, Event.MERGE, now, f"consolidated {len(members)} similar memories") is None:
+                continue  # not merged, so the others are not forgotten as merged into it
             for record in others:
                 self._forget(record, now, f"merged into {keeper.id}", stats)
                 stats.forgotten -= 1
@@ -412,7 +418,11 @@ class MaintenancePass:
                                             reason=reason)])
             stats.abstracted += 1
         for pattern in unseen:  # bookkeeping only: the model has seen it
-            self.store.update(replace(pattern, tags=[*pattern.tags, ABSTRACTED_TAG]), None, None)
+            try:
+                self.store.update(replace(pattern, tags=[*pattern.tags, ABSTRACTED_TAG]), None, None,
+                                  expected_version=pattern.version)
+            except Conflict:  # changed since this pass read it: the next pass shows it to the model again
+                log.info("maintenance: %s changed during the pass; left unmarked", pattern.id)
 
     def _new_pattern(self, members: list[MemoryRecord], sentence: str, now: datetime,
                      stats: PassStats) -> MemoryRecord:
@@ -476,13 +486,18 @@ def spill_working_memory(store: MemoryStore, scope: Scope, policy: LifecyclePoli
     working = sorted((r for r in store.iter_records(scope) if r.layer is Layer.WORKING and r.scope == scope),
                      key=lambda r: (r.created_at, r.id))
     overflow = working[: max(len(working) - policy.working_capacity, 0)]
+    moved = 0
     for record in overflow:
-        record.layer = Layer.SHORT_TERM
         reason = f"working memory full: {policy.working_capacity} per session"
-        store.update(record, None, HistoryEvent(record.id, Event.MOVE, record.content, record.content,
-                                                created_at=record.created_at, updated_at=now, actor_id=record.actor_id,
-                                                role=record.role, reason=reason))
-    return len(overflow)
+        try:
+            store.update(replace(record, layer=Layer.SHORT_TERM), None, HistoryEvent(
+                record.id, Event.MOVE, record.content, record.content, created_at=record.created_at,
+                updated_at=now, actor_id=record.actor_id, role=record.role, reason=reason),
+                expected_version=record.version)
+        except Conflict:  # changed (or forgotten) since it was read: the next spill looks at it again
+            continue
+        moved += 1
+    return moved
 
 
 def calibration_of(embedder: Embedder, hits: list[ScoredId]) -> float:
