@@ -15,7 +15,10 @@ from jiyi.filters import Node, parse_filters
 from jiyi.text import query_terms
 
 _ADVICE_ZH = re.compile(
-    r"推荐|建议|介绍[一几]?[个家款部本首]|[吃喝玩买送穿看听读做点][^，。？！,.?!]{0,4}(?:什么|啥)|去哪|"
+    r"推荐|建议|介绍[一几]?[个家款部本首]|[吃喝玩买送穿看听读做点][^，。？！,.?!]{0,4}(?:什么|啥)|"
+    # "where to go" asks for advice when it is a plan (该/想/可以去哪, 去哪玩/吃/比较好), not a fact (我昨天去哪了,
+    # 人死了会去哪)
+    r"(?:该|应该|要|可以|能|想)去哪|去哪[里儿]?(?:玩|吃|逛|旅[游行]|度假|约会|过|比较好|好)|"
     r"做什么菜|做点什么|点什么|有什么好|怎么办|怎么选|选哪|哪个好|适合|帮我[选挑想找订安排]|出出主意|给点意见|安排一下"
 )
 _ADVICE_EN = re.compile(
