@@ -100,8 +100,25 @@ def test_a_query_goes_before_queued_passages(gated: GatedEmbedder, pool: ThreadP
     wait_until(lambda: scheduler.queued()["queries"] == 1)
     gated.gate.set()
     assert passages.result(5).shape == (6, 64) and query.result(5).shape == (64,)
-    # The query waited for the one chunk under way, then ran before the two queued chunks of the passage job.
-    assert [kind for kind, _ in gated.calls] == ["documents", "query", "documents", "documents"]
+    # The query waited for the one chunk under way, then ran before the rest of the passage job, which went on in
+    # chunks of one text: a query had just come.
+    assert [(kind, len(batch)) for kind, batch in gated.calls] == [
+        ("documents", 2), ("query", 1), ("documents", 1), ("documents", 1), ("documents", 1), ("documents", 1)]
+    scheduler.close()
+
+
+def test_passage_chunks_are_one_text_while_queries_come_in(gated: GatedEmbedder,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("jiyi.embedders.scheduler.QUERIES_RECENT_SECONDS", 0.3)
+    gated.gate.set()
+    scheduler = EmbeddingScheduler(gated, chunk_texts=3)
+    texts = [f"passage {i}" for i in range(6)]
+    scheduler.embed_documents(texts)
+    scheduler.embed_query("what did I say")
+    scheduler.embed_documents(texts)
+    time.sleep(0.4)  # no query since: full chunks again
+    scheduler.embed_documents(texts)
+    assert [len(batch) for kind, batch in gated.calls if kind == "documents"] == [3, 3, 1, 1, 1, 1, 1, 1, 3, 3]
     scheduler.close()
 
 

@@ -6,7 +6,8 @@ Here:
 
 * every text is first cut to what the model reads (`base.fit_input`, on the caller's thread);
 * queries go first: a query waits for at most the one passage chunk already running, never for queued passages;
-* passages run in chunks of at most `chunk_texts` texts and `chunk_chars` characters (one text at least);
+* passages run in chunks of at most `chunk_texts` texts and `chunk_chars` characters (one text at least), and a
+  local model's in chunks of one text while queries are coming in;
 * passage chunks take turns between lanes (`embedding_lane`, one per user), so one user's thousand texts do not hold
   up another user's add;
 * queries that are waiting together run as one model call when the embedder can batch them (`QUERY_BATCH`);
@@ -42,6 +43,11 @@ QUERY_BATCH = 16
 # 2 texts 28, 4 texts 54, 8 texts 106 - batching passages saves only ~10 %, so a local model's chunks are small. A
 # remote service pays a round trip per call, so its chunks are large (it also runs several at once).
 LOCAL_CHUNK = (2, 200)  # texts, characters
+# While searches are coming in (a query within the last QUERIES_RECENT_SECONDS), a local model's passage chunks are
+# one text: a query waits for a shorter chunk. e5, 10k memories, a search client beside 2 writers (bench/scale.py,
+# 3 interleaved rounds each): chunks of 2 - search p50/p99 under load 44-58 / 68-85 ms, adds 75-91/s; always 1 -
+# 36-37 / 65-67 ms, adds 64-83/s. Adapting keeps the larger chunks for bulk writes when nobody searches.
+QUERIES_RECENT_SECONDS = 2.0
 REMOTE_CHUNK = (32, 16_000)
 IDLE_SECONDS = 60.0  # a worker thread with nothing to do for this long stops; the next job starts another
 CLOSE_WAIT_SECONDS = 2.0  # close() waits this long for a running model call (e5's longest is ~1 s) before returning
@@ -102,6 +108,7 @@ class EmbeddingScheduler:
         self._threads: list[threading.Thread] = []
         self._closed = False
         self._seconds_per_char = 0.0  # of passage embedding, a running average: estimates Retry-After
+        self._last_query = -float("inf")  # time.monotonic() of the last query submitted
 
     def __repr__(self) -> str:
         return f"EmbeddingScheduler({self.inner!r})"
@@ -159,6 +166,7 @@ class EmbeddingScheduler:
                 raise BackendUnavailable("the embedder is closed")
             if query:
                 self._queries.append(job)
+                self._last_query = time.monotonic()
             elif job.lane in self._lanes:
                 self._lanes[job.lane].append(job)
             else:
@@ -231,7 +239,10 @@ class EmbeddingScheduler:
         chars = 0
         if start == 0 and not job.future.set_running_or_notify_cancel():
             end = len(job.texts)  # its caller gave up on it
-        while end < len(job.texts) and end - start < self.chunk_texts and (
+        most = self.chunk_texts
+        if self.concurrency == 1 and time.monotonic() - self._last_query < QUERIES_RECENT_SECONDS:
+            most = 1  # searches are coming in: the next query waits for one text at most
+        while end < len(job.texts) and end - start < most and (
                 end == start or chars + len(job.texts[end]) <= self.chunk_chars):
             chars += len(job.texts[end])
             end += 1
