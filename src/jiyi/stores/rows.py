@@ -10,10 +10,10 @@ A row is anything indexed by column name (sqlite3.Row, psycopg's dict rows).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from jiyi.records import (
     Category,
@@ -30,7 +30,13 @@ from jiyi.records import (
     TurnStatus,
 )
 
-Row = Mapping[str, Any]
+
+class Row(Protocol):
+    """What a store's row offers: a value by column name, and the column names."""
+
+    def __getitem__(self, column: str, /) -> Any: ...
+
+    def keys(self) -> Iterable[str]: ...
 
 
 def dumps(value: Any) -> str:
@@ -57,8 +63,7 @@ def _now_if_none(value: datetime | None) -> datetime:
 
 def _optional(row: Row, column: str) -> Any:
     """A column some reads select and others do not (sqlite3.Row has no .get; `in` looks at its values)."""
-    keys = row.keys()
-    return row[column] if column in keys else None
+    return row[column] if column in set(row.keys()) else None
 
 
 # --- memories ----------------------------------------------------------------------------------------------------
