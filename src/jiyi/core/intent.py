@@ -15,7 +15,7 @@ from jiyi.filters import Node, parse_filters
 from jiyi.text import query_terms
 
 _ADVICE_ZH = re.compile(
-    r"推荐|建议|介绍[一几]?[个家款部本首]|[吃喝玩买送穿看听读做点][^，。？！,.?!]{0,4}(?:什么|啥)|"
+    r"推荐|建议|介绍[一几]?[个家款部本首]|[吃喝玩买送穿看听读做点](?![了过])[^，。？！,.?!]{0,4}(?:什么|啥)|"
     # "where to go" asks for advice when it is a plan (该/想/可以去哪, 去哪玩/吃/比较好), not a fact (我昨天去哪了,
     # 人死了会去哪)
     r"(?:该|应该|要|可以|能|想)去哪|去哪[里儿]?(?:玩|吃|逛|旅[游行]|度假|约会|过|比较好|好)|"
@@ -42,7 +42,14 @@ _CONSTRAINT_WORDS = (
 CONSTRAINT_TERMS: tuple[str, ...] = tuple(dict.fromkeys(t for t in query_terms(_CONSTRAINT_WORDS) if len(t) > 1))
 
 
+# A question about who did something ("推荐我吃咖喱的人是谁", "who recommended the pizza") asks for a person, not for
+# advice, whatever verb it names.
+_ASKS_WHO = re.compile(r"谁|\bwho(?:m|se)?\b", re.IGNORECASE)
+
+
 def asks_for_advice(query: str) -> bool:
+    if _ASKS_WHO.search(query):
+        return False
     return bool(_ADVICE_ZH.search(query) or _ADVICE_EN.search(query))
 
 
