@@ -77,6 +77,10 @@ def test_a_question_about_an_attribute_brings_the_memory_holding_it(tmp_path: Pa
         # A question that asks for no attribute is not given one by rule.
         plain = memory.search("我周末去哪了", user_id="u", top_k=5, explain=True)["results"]
         assert all("rules" not in r["score_details"]["paths"] for r in plain)
+        # Nor a question about someone else's: the user's hometown is not what "my mother's hometown" asks for.
+        for question in ("我妈老家是哪里的？", "Where did my mom grow up?"):
+            about_mom = memory.search(question, user_id="u", top_k=5, explain=True)["results"]
+            assert all("rules" not in r["score_details"]["paths"] for r in about_mom), question
 
 
 def test_episode_summaries_rank_below_facts_unless_the_question_is_about_past_chats(tmp_path: Path) -> None:

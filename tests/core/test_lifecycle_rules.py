@@ -137,6 +137,13 @@ def test_repeated_activities_need_three_days() -> None:
     ("我现在住在哪个城市？", ["residence"]), ("Which city do I live in now?", ["residence"]),
     ("我在哪上班来着", ["job"]), ("What do I do for a living?", ["job"]),
     ("我叫什么名字？", ["name"]), ("你叫什么？", []), ("晚饭推荐什么？", []), ("今天天气不错", []),
+    ("我是做什么工作的来着", ["job"]), ("老家是哪儿来着？", ["hometown"]), ("我们家在哪个城市", ["residence"]),
+    ("你知道我住哪吗", ["residence"]), ("Where did I grow up?", ["hometown"]),
+    ("我搬家之前是住哪个城市来着？", ["residence"]), ("国庆回老家，给我爸带点啥好", ["hometown"]),
+    # someone else's: a relative, a friend, the assistant, a name
+    ("我邻居住在哪里？", []), ("我妈老家是哪的", []), ("我老公是做什么的", []), ("你住哪呀", []),
+    ("星星你住在哪里呀", []), ("我女朋友的老家在哪", []), ("Where did my mom grow up?", []),
+    ("What does her husband do for a living?", []), ("Which city does your sister live in now?", []),
 ])
 def test_attribute_questions(query: str, slots: list[str]) -> None:
     assert [a.slot for a in asked_attributes(query)] == slots

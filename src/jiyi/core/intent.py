@@ -95,9 +95,35 @@ ATTRIBUTES: tuple[Attribute, ...] = (
 )
 
 
+# Whose attribute a question asks for. Companion chats talk about family and friends as much as about the user:
+# "我妈老家是哪的", "我邻居住在哪里", "what does her husband do for a living" must not bring the user's own hometown,
+# home or job. In Chinese, within the clause of the matched words: after the last 我 (or, without one, in the whole
+# clause) a person word (妈, 邻居, 老板, 你, 他…) makes it someone else's; otherwise it is the user's — also when
+# the subject is left out, as chat does ("国庆回老家…", "住哪来着"). A name alone is not recognised.
+_CLAUSE_END = re.compile(r"[，。？！、,.?!；;：:\s]")
+_SOMEONE_ELSE_ZH = re.compile(
+    r"[你您他她它]|[爸妈哥姐弟妹叔舅姨婶嫂]|爷爷|奶奶|姥姥|姥爷|伯伯|姑姑|父亲|母亲|外公|外婆|老公|老婆|丈夫|妻子|媳妇|儿子|女儿|孩子|"
+    r"宝宝|朋友|对象|闺蜜|兄弟|同事|同学|领导|老板|上司|邻居|室友|舍友|老师|医生|师傅|亲戚|老人|家人|男友|女友")
+_SOMEONE_ELSE_EN = re.compile(
+    r"\b(?:he|she|they|you|his|her|their|your)\b|\w'?s\s+(?:job|work|name|hometown|home)\b|"
+    r"\bmy\s+(?:mom|mum|mother|dad|father|parents?|wife|husband|son|daughter|kids?|children|brother|sister|"
+    r"friends?|boss|colleagues?|co-?workers?|neighbou?rs?|partner|girlfriend|boyfriend|grand\w+|aunt|uncle|"
+    r"cousins?|roommates?|teacher|doctor)\b",
+    re.IGNORECASE,
+)
+
+
+def _about_the_user(query: str, match: re.Match[str]) -> bool:
+    if not any("\u4e00" <= c <= "\u9fff" for c in match.group()):
+        return not _SOMEONE_ELSE_EN.search(query)
+    clause = _CLAUSE_END.split(query[: match.start()])[-1]
+    last_me = max(clause.rfind("我"), clause.rfind("咱"))
+    return not _SOMEONE_ELSE_ZH.search(clause[last_me + 1:] if last_me >= 0 else clause)
+
+
 def asked_attributes(query: str) -> tuple[Attribute, ...]:
-    """The user's attributes a question asks for (usually none, sometimes one)."""
-    return tuple(a for a in ATTRIBUTES if a.question.search(query))
+    """The user's attributes a question asks for (usually none, sometimes one); not someone else's."""
+    return tuple(a for a in ATTRIBUTES if any(_about_the_user(query, m) for m in a.question.finditer(query)))
 
 
 # Episode summaries ("[2026-01-03 18:00] 聊了面试、游戏") answer questions about past conversations; for anything else
