@@ -286,3 +286,16 @@ def test_the_write_path_keeps_small_talk_out(memory: Memory) -> None:
     results = said_in_turns(memory, ["今天天气真好啊", "刚吃完饭，好撑", "Sounds good to me!", "It was fun."])
     assert results == [[], [], [], []]
     assert memory.get_all(user_id="u")["results"] == []
+
+
+@pytest.mark.parametrize(("said", "facts"), [
+    # a clause after an "I" clause that starts with a determiner or a quantifier has no verb to give "I" to
+    ("Well, I had a bit of a setback recently - another rejection from a production company.",
+     ["User had a bit of a setback recently"]),
+    ("Had that performance and it was awesome - so many people there complementing my dance moves.",
+     ["User had that performance"]),
+    # a dropped subject before a verb is still the speaker's
+    ("I went to the gym - finally feeling better", ["User went to the gym", "User is finally feeling better"]),
+])
+def test_a_clause_without_a_verb_is_not_given_the_speaker_as_subject(said: str, facts: list[str]) -> None:
+    assert texts(said) == facts

@@ -780,10 +780,21 @@ def _clauses(text: str) -> list[tuple[str, bool, int]]:
                                   r"sorry|no|yes|yeah|ok|okay|which|that|this|there|what|how|why|the|a|an)\b", part) \
                     and (re.match(r"(?i:I|I'm|I've|my)\b", joined[i - 1])
                          or re.match(r"(?i:(?:finally|now|really|so|honestly|actually|just|still)\s+)?(?:feeling|felt)\b", part)) \
-                    and not re.match(r"(?i:\w+ing\b[^,]*?\s(?:is|was|are|makes|gets|can)\b)", part):
-                part = _with_subject(part)  # "running in cold air is rough": a gerund subject, not a dropped "I'm"
+                    and not re.match(r"(?i:\w+ing\b[^,]*?\s(?:is|was|are|makes|gets|can)\b)", part) \
+                    and (not _NOT_A_VERB.match(part) or _FEELING.match(part)):
+                # "running in cold air is rough": a gerund subject, not a dropped "I'm"; "so many people came",
+                # "another rejection": no verb to give a subject to
+                part = _with_subject(part)
             out.append((part, "?" in mark and i == len(joined) - 1, number))
     return out
+
+
+# Words a clause with a dropped "I" does not start with: determiners, quantifiers, conjunctions, prepositions.
+_NOT_A_VERB = re.compile(
+    r"(?i:another|other|many|much|some|any|all|every|each|no|not|very|too|such|more|most|few|lots?|plenty|both|either|"
+    r"neither|only|even|then|than|because|since|if|when|while|after|before|for|with|without|from|to|in|on|at|by|of|"
+    r"about|as|or|and|but|its|his|her|their|our|your|these|those|one|two|three|so|such)\b")
+_FEELING = re.compile(r"(?i:(?:finally|now|really|so|honestly|actually|just|still)\s+)?(?:feeling|felt)\b")
 
 
 def _with_subject(part: str) -> str:
