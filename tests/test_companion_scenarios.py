@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from jiyi import AsyncMemory, Memory, build_embedder, build_store
+from jiyi.read_path import ReadSettings
 
 START = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
 
@@ -66,3 +67,29 @@ def test_the_newest_mood_answers_how_i_have_been(memory: Memory) -> None:
     say(memory, (0, "这周一直加班，特别焦虑"), (0, "周五要交方案"), (6, "方案通过了，现在踏实多了"))
     answer = top(memory, "我最近心情怎么样")[0]
     assert "踏实" in answer, answer
+
+
+@pytest.mark.parametrize("neighbour_weight", [None, 0.0])
+def test_an_answer_given_a_turn_after_the_subject_is_found(tmp_path: Path, e5: object,
+                                                           neighbour_weight: float | None) -> None:
+    """"What did I make at the pottery workshop?": the bowl is in the turn after the one naming the workshop, and the
+    fact extracted from it matches the question only faintly. Said next to the best match, it is lifted
+    (neighbour_support); without that, the other things "I made" crowd it out of the top 4."""
+    settings = ReadSettings.from_config({} if neighbour_weight is None else
+                                        {"retrieval": {"neighbour_weight": neighbour_weight}})
+    chats = [
+        (0, ["I finally signed up for the pottery workshop downtown!", "How exciting! How did the first class go?",
+             "Messy, but I loved it. I made a little clay bowl for my mom."]),
+        (2, ["I made pancakes for breakfast this morning.", "Yum, with syrup?", "With blueberries, my favourite."]),
+        (3, ["Work was long today, we had three meetings.", "That sounds tiring.",
+             "I made a new slide deck for the client."]),
+        (5, ["My sister visited and we made dumplings together.", "Fun! What filling?",
+             "Pork and cabbage, like grandma's."]),
+    ]
+    store = build_store(f"sqlite:///{tmp_path / 'n.db'}")
+    with Memory(_async=AsyncMemory(store, e5, read_settings=settings)) as memory:  # type: ignore[arg-type]
+        for day, said in chats:
+            turn = [{"role": "user" if i % 2 == 0 else "assistant", "content": text} for i, text in enumerate(said)]
+            memory.add(turn, user_id="u", timestamp=(START + timedelta(days=day)).isoformat())
+        found = " | ".join(top(memory, "What did I make at the pottery workshop?", k=4))
+    assert ("bowl" in found) == (neighbour_weight is None), found

@@ -242,6 +242,22 @@ def test_messages_are_kept_in_order(store: MemoryStore) -> None:
     assert store.list_messages(ALICE)[0] == msgs[0]
 
 
+def test_previous_messages_follow_the_scope_not_the_store(store: MemoryStore) -> None:
+    chat = Scope("alice", "xiaoxiang", "chat-1")
+    other_run = Scope("alice", "xiaoxiang", "chat-2")
+    a1, a2 = (StoredMessage(content=f"a{i}", role="user", scope=chat) for i in range(2))
+    b1 = StoredMessage(content="bob's", role="user", scope=BOB)
+    r1 = StoredMessage(content="another chat", role="user", scope=other_run)
+    a3 = StoredMessage(content="a3", role="assistant", scope=chat)
+    only_user = StoredMessage(content="no agent", role="user", scope=ALICE)
+    for message in (a1, a2, b1, r1, a3, only_user):  # interleaved, as concurrent users write
+        store.add_messages([message])
+    previous = store.previous_messages([a1.id, a2.id, a3.id, b1.id, r1.id, only_user.id, "unknown"])
+    # Another user's or another run's message in between is not "before" in this conversation; a scope's first has none.
+    assert previous == {a2.id: a1.id, a3.id: a2.id}
+    assert store.previous_messages([]) == {}
+
+
 def test_count_by_layer_and_iter_records(store: MemoryStore, embedder: Embedder) -> None:
     put(store, embedder, "a", "b")
     put(store, embedder, "c", layer=Layer.LONG_TERM, scope=BOB)

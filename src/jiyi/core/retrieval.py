@@ -13,6 +13,7 @@ The paths run one after the other in one worker thread: on a 2-core machine runn
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -67,6 +68,10 @@ class RetrievalSettings:
     now_weight: float = 0.3
     now_half_life_days: float = 7.0
     core_limit: int = 20
+    # A candidate said next to another candidate gains this share of its neighbour's match (neighbour_support);
+    # messages further apart than the gap are different conversations.
+    neighbour_weight: float = 0.3
+    neighbour_gap_seconds: float = 1800.0
 
 
 def inverse_document_frequencies(frequencies: dict[str, int], total: int, terms: Sequence[str]) -> dict[str, float]:
@@ -250,10 +255,14 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
     episodes_weigh_less = not asks_about_past_chats(request.query)
     newest = max(((r.event_time or r.created_at) for r in records.values()), default=None) \
         if asks_about_now(request.query) else None
+    measured = {f.memory_id: f.score for f in fuse({p: ranked[p] for p in MEASURED_PATHS if p in ranked},
+                                                   settings.path_weights, norm=norm)}
+    support = neighbour_support(store, records, measured, settings.neighbour_weight, settings.neighbour_gap_seconds)
     hits = []
     for fused in fuse(ranked, settings.path_weights, norm=norm):
         record = records[fused.memory_id]
-        score, factors = settings.ranking.weigh(fused.score, record, now)
+        lift = support.get(fused.memory_id, 0.0)
+        score, factors = settings.ranking.weigh(min(fused.score + lift, 1.0), record, now)
         if episodes_weigh_less and record.category is Category.EPISODE:
             score *= settings.episode_weight
             factors["episode"] = settings.episode_weight
@@ -273,6 +282,8 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
         if request.explain:
             details = {"fused": round(fused.score, 6), "paths": fused.paths,
                        "weights": {k: round(v, 4) for k, v in factors.items()}}
+            if lift:
+                details["neighbour"] = round(lift, 6)
         hits.append(SearchHit(record, round(score, 6), details, round(relevance, 6)))
     hits.sort(key=lambda h: (-h.score, h.record.id))
     return hits
@@ -322,6 +333,54 @@ def without_covered_messages(ranked: Sequence[SearchHit], top_k: int) -> list[Se
         if len(selected) >= top_k:
             break
     return selected
+
+
+def neighbour_support(store: MemoryStore, records: dict[str, MemoryRecord], matches: dict[str, float],
+                      weight: float, gap_seconds: float) -> dict[str, float]:
+    """What each candidate gains from its neighbours in the conversation (memory id -> lift; absent: none).
+
+    A candidate whose source message was said just before or just after another candidate's, in the same scope and
+    within `gap_seconds`, gains `weight` x how far the best such neighbour's match (`matches`: the measured paths'
+    fused score) stands above the median candidate's, at most its own match. The lift is added to the candidate's
+    own match, before its retention and recency weigh it.
+
+    Why: what answers a question is often split over two turns — "did you go to the support group?" / "yes,
+    yesterday, it was so powerful" — and the turn that holds the answer is not always the one that matches the
+    question best. A turn next to a good match is more likely to be on the subject than an equally scored turn on
+    its own. Only the measured paths speak for a neighbour, only above the typical candidate, and support only
+    amplifies what the candidate matches itself: messages stored one after the other are not always a conversation
+    (a client importing memories one add at a time), and in a small store every memory is a candidate — an allergy
+    the advice rule brought, stored right after "我昨晚又失眠了", must not climb above it for "失眠怎么办".
+    LoCoMo dev any@10 (bench/locomo.py, e5): see the README."""
+    if weight <= 0 or len(matches) < 2:
+        return {}
+    holders: dict[str, list[str]] = {}  # source message id -> the candidates that came from it
+    said_at: dict[str, datetime | None] = {}
+    for memory_id in matches:
+        record = records[memory_id]
+        if record.category is Category.EPISODE:  # a summary of a stretch has no one place in the conversation
+            continue
+        for ref in record.provenance:
+            holders.setdefault(ref.message_id, []).append(memory_id)
+            said_at.setdefault(ref.message_id, ref.created_at)
+    if len(holders) < 2:
+        return {}
+    baseline = statistics.median(matches.values())
+    support: dict[str, float] = {}
+    for message, before in store.previous_messages(list(holders)).items():
+        if before not in holders:
+            continue
+        first, second = said_at.get(before), said_at[message]
+        if first is not None and second is not None and abs((second - first).total_seconds()) > gap_seconds:
+            continue  # consecutive in the log, but another conversation
+        for one, other in ((holders[message], holders[before]), (holders[before], holders[message])):
+            above = max(matches[i] for i in other) - baseline
+            if above <= 0:
+                continue
+            for memory_id in one:  # support amplifies a match, never makes one: at most doubles it
+                lift = min(weight * above, matches[memory_id])
+                support[memory_id] = max(support.get(memory_id, 0.0), lift)
+    return support
 
 
 def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest,

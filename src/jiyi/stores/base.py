@@ -176,6 +176,12 @@ class MemoryStore(Protocol):
         """These messages, in the order they were stored; unknown ids are left out."""
         ...
 
+    def previous_messages(self, message_ids: Sequence[str]) -> dict[str, str]:
+        """For each of these messages, the id of the message stored just before it in the same scope (the same
+        user_id, agent_id and run_id); the first message of a scope and unknown ids are left out. The read path asks
+        it for a few dozen candidates per search: one indexed lookup each, whatever the scope's size."""
+        ...
+
     # --- the write path's queue of turns ---------------------------------------------------------------------
 
     def add_turn(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> None:

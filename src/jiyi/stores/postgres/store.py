@@ -760,6 +760,20 @@ class PostgresStore:
         rows = self._fetch("SELECT * FROM messages WHERE id = ANY(%s) ORDER BY seq", (list(message_ids),))
         return [row_to_message(row) for row in rows]
 
+    def previous_messages(self, message_ids: Sequence[str]) -> dict[str, str]:
+        if not message_ids:
+            return {}
+        # One lookup per message down the index of its first present id (IS NOT DISTINCT FROM alone uses no index).
+        def before(column: str) -> str:
+            return (f"(SELECT p.id FROM messages p WHERE p.{column} = m.{column}"
+                    " AND p.user_id IS NOT DISTINCT FROM m.user_id AND p.agent_id IS NOT DISTINCT FROM m.agent_id"
+                    " AND p.run_id IS NOT DISTINCT FROM m.run_id AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1)")
+        sql = (f"SELECT m.id, CASE WHEN m.user_id IS NOT NULL THEN {before('user_id')}"
+               f" WHEN m.agent_id IS NOT NULL THEN {before('agent_id')} ELSE {before('run_id')} END AS previous"
+               " FROM messages m WHERE m.id = ANY(%s)")
+        rows = self._fetch(sql, (list(message_ids),))
+        return {row["id"]: row["previous"] for row in rows if row["previous"] is not None}
+
     # --- the write path's queue ------------------------------------------------------------------------------
 
     def add_turn(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> None:

@@ -716,6 +716,18 @@ class SqliteStore:
                                     list(message_ids)).fetchall()
         return [row_to_message(row) for row in rows]
 
+    def previous_messages(self, message_ids: Sequence[str]) -> dict[str, str]:
+        if not message_ids:
+            return {}
+        marks = ", ".join("?" * len(message_ids))
+        # `IS` matches a missing id to a missing id and still walks messages_scope (user, agent, run, rowid) backwards.
+        sql = ("SELECT m.id, (SELECT p.id FROM messages p WHERE p.user_id IS m.user_id AND p.agent_id IS m.agent_id"
+               " AND p.run_id IS m.run_id AND p.rowid < m.rowid ORDER BY p.rowid DESC LIMIT 1)"
+               f" FROM messages m WHERE m.id IN ({marks})")
+        with self._lock:
+            rows = self._db.execute(sql, list(message_ids)).fetchall()
+        return {row[0]: row[1] for row in rows if row[1] is not None}
+
     # --- the write path's queue ------------------------------------------------------------------------------
 
     def add_turn(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> None:
