@@ -4,6 +4,7 @@ and send, swipe, open the extensions panel, flip the rewrite switch."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +83,14 @@ class StUser:
         except Exception as error:
             raise AssertionError(f"SillyTavern did not get ready for {self.handle}: {self.state()}\n"
                                  + "\n".join(self.console[-30:])) from error
+        # With no character open, SillyTavern prints its welcome page after the app is up. A character selected
+        # meanwhile got the welcome messages appended to its own chat (seen once in a full run: the chat shown with the
+        # welcome twice). Let the printing finish first; a page that prints nothing goes on after the wait.
+        with contextlib.suppress(Exception):  # best effort: a race avoided, nothing checked
+            self.page.wait_for_function(
+                "() => { const chat = SillyTavern.getContext().chat;"
+                " return chat.length > 0 && document.querySelectorAll('#chat .mes').length === chat.length; }",
+                timeout=5_000)
 
     def state(self) -> dict[str, Any]:
         return dict(self.page.evaluate("""() => {
