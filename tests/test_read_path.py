@@ -13,6 +13,7 @@ import pytest
 
 from jiyi import AsyncMemory, Memory, build_embedder, build_store
 from jiyi.core.messages import in_conversation
+from jiyi.core.retrieval import only_asks
 from jiyi.errors import BackendUnavailable, InvalidInput
 from jiyi.llms.base import LLMTimeout
 from jiyi.llms.scripted import ScriptedLLM
@@ -383,3 +384,30 @@ def test_a_search_does_not_wait_for_its_access_counts_to_be_written(tmp_path: Pa
     finally:
         gate.set()
         memory.close()
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("How was the concert on Saturday?", True), ("你周末去哪了？", True), ("Jon: where is it? ", True),
+    ("Amazing, the band played my favourite song.", False), ("我问他去哪了", False),
+    ("Did you like it? I loved it.", False),  # asks, then tells: it holds an answer
+])
+def test_a_message_that_only_asks_is_told_apart(text: str, asks: bool) -> None:
+    assert only_asks(text) is asks
+
+
+def test_a_message_that_only_asks_keeps_a_share_of_its_score(tmp_path: Path) -> None:
+    """"How was the concert?" matches its own echo best; it keeps question_weight of its score, the answer all."""
+    def scores(question_weight: float) -> dict[str, dict[str, Any]]:
+        memory = memory_at(tmp_path / str(question_weight), read_settings=ReadSettings.from_config(
+            {"retrieval": {"question_weight": question_weight}}))
+        memory.add([{"role": "assistant", "content": "How was the concert on Saturday?"},
+                    {"role": "user", "content": "Amazing, the band played my favourite song last."}],
+                   user_id="u", infer=False)
+        return {r["memory"]: r for r in memory.search("How was the concert?", user_id="u", explain=True)["results"]}
+
+    plain, weighed = scores(1.0), scores(0.8)
+    question, answer = "How was the concert on Saturday?", "Amazing, the band played my favourite song last."
+    assert weighed[question]["score_details"]["weights"]["question"] == 0.8
+    assert weighed[question]["score"] == pytest.approx(0.8 * plain[question]["score"], abs=1e-5)
+    assert "question" not in weighed[answer]["score_details"]["weights"]
+    assert weighed[answer]["score"] == plain[answer]["score"]

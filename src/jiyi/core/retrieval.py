@@ -70,6 +70,9 @@ class RetrievalSettings:
     core_limit: int = 20
     # A candidate said next to another candidate gains this share of its neighbour's match (neighbour_support);
     # messages further apart than the gap are different conversations.
+    # A memory that only asks ("How did the game go?") keeps this share of its score: questions crowded the top 10 of
+    # LoCoMo (27 % of the places, 4 % of them evidence). Their match still lends support to the answer next to them.
+    question_weight: float = 0.8
     neighbour_weight: float = 0.3
     neighbour_gap_seconds: float = 1800.0
 
@@ -219,6 +222,11 @@ def recall_by_rules(store: MemoryStore, request: SearchRequest, query_vector: np
     return PathResult([ScoredId(memory_id, relevance) for memory_id, relevance in ranked], _ms(started))
 
 
+def only_asks(text: str) -> bool:
+    """A message that ends in a question: it asks, and holds little that answers another question."""
+    return text.rstrip().endswith(("?", "？"))
+
+
 def candidate_pool(top_k: int) -> int:
     return max(top_k * 3, 30)
 
@@ -269,6 +277,9 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
         elif record.category is Category.MESSAGE:
             score *= settings.message_weight
             factors["message"] = settings.message_weight
+        if settings.question_weight != 1.0 and only_asks(record.content):
+            score *= settings.question_weight
+            factors["question"] = settings.question_weight
         if newest is not None:
             older_days = (newest - (record.event_time or record.created_at)).total_seconds() / 86400
             newer = 0.5 ** (older_days / settings.now_half_life_days)
