@@ -6,6 +6,9 @@
 - rules: a request for a recommendation or advice brings the user's preferences and constraints, a question about
   one of the user's attributes (老家, where do I live) the memories holding it (core/intent.py).
 
+A candidate said right next to a good match gains from it (neighbour_support): an answer is often split over two
+turns.
+
 The paths run one after the other in one worker thread: on a 2-core machine running them in parallel was slower
 (they share the store's lock, and a second thread competes with the embedder's own threads; bench/scale.py).
 """
@@ -68,11 +71,11 @@ class RetrievalSettings:
     now_weight: float = 0.3
     now_half_life_days: float = 7.0
     core_limit: int = 20
-    # A candidate said next to another candidate gains this share of its neighbour's match (neighbour_support);
-    # messages further apart than the gap are different conversations.
     # A memory that only asks ("How did the game go?") keeps this share of its score: questions crowded the top 10 of
     # LoCoMo (27 % of the places, 4 % of them evidence). Their match still lends support to the answer next to them.
     question_weight: float = 0.8
+    # A candidate said next to another candidate gains this share of its neighbour's match (neighbour_support);
+    # messages further apart than the gap are different conversations.
     neighbour_weight: float = 0.3
     neighbour_gap_seconds: float = 1800.0
 
