@@ -256,3 +256,13 @@ def test_evidence_left_by_a_process_that_died_is_kept_by_the_next(tmp_path: Path
     for fact in facts:
         assert [h["event"] for h in second.history(fact["id"])] == ["ADD"]
     second.close()
+
+
+def test_a_message_said_again_word_for_word_is_returned_once(memory: Memory, clock: SimClock) -> None:
+    for day in range(4):  # the same small talk on four days, between other things
+        clock.now = START + timedelta(days=day)
+        memory.add([{"role": "user", "content": "just got off work, traffic was terrible"},
+                    {"role": "assistant", "content": f"hope day {day} gets better"}], user_id="u")
+    found = [r["memory"] for r in memory.search("traffic after work", user_id="u", top_k=5)["results"]]
+    assert found.count("just got off work, traffic was terrible") == 1, found
+    assert len(messages_of(memory, "u")) == 8  # every one is still stored

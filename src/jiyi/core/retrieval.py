@@ -312,7 +312,7 @@ def without_covered_messages(ranked: Sequence[SearchHit], top_k: int) -> list[Se
       cycling for six weeks").
     A message no fact covers stays: it is what extraction missed. (Replacing every covered message by its fact, not
     only the superseded ones, cost 2.5 points of LoCoMo any@10: a fact from a long turn is a poorer match than the
-    turn itself.)"""
+    turn itself.) A message saying word for word what a message above it said is left out."""
     superseded: dict[str, SearchHit] = {}
     for hit in ranked:  # best first: each message is replaced by the best fact that supersedes it
         if hit.record.category not in (Category.MESSAGE, Category.EPISODE):  # a summary stands for no one message
@@ -323,10 +323,15 @@ def without_covered_messages(ranked: Sequence[SearchHit], top_k: int) -> list[Se
     selected: list[SearchHit] = []
     covered: set[str] = set()
     taken: set[str] = set()
+    said: set[str] = set()  # the words of the messages kept: "Nice!" said on ten days is returned once
     for hit in ranked:
         if hit.record.category is Category.MESSAGE:
             if not covered.isdisjoint(ref.message_id for ref in hit.record.provenance):
                 continue
+            words = normalize(hit.record.content)
+            if words in said:
+                continue
+            said.add(words)
             fact = next((superseded[r.message_id] for r in hit.record.provenance if r.message_id in superseded), None)
             if fact is not None:
                 if fact.record.id in taken:
