@@ -136,6 +136,7 @@ def test_repeated_activities_need_three_days() -> None:
     ("我老家是哪里的？", ["hometown"]), ("Where am I originally from?", ["hometown"]),
     ("我现在住在哪个城市？", ["residence"]), ("Which city do I live in now?", ["residence"]),
     ("我在哪上班来着", ["job"]), ("What do I do for a living?", ["job"]),
+    ("我现在在哪家公司上班？", ["job"]), ("我在哪个单位工作来着", ["job"]), ("我老公在哪家公司上班", []),
     ("我叫什么名字？", ["name"]), ("你叫什么？", []), ("晚饭推荐什么？", []), ("今天天气不错", []),
     ("我是做什么工作的来着", ["job"]), ("老家是哪儿来着？", ["hometown"]), ("我们家在哪个城市", ["residence"]),
     ("你知道我住哪吗", ["residence"]), ("Where did I grow up?", ["hometown"]),

@@ -86,7 +86,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
                r"\b(?:where do i live|where i live|which city|what city|live now|living now|moved to)\b",
                "住在 搬到 搬家 定居 live lives living moved move"),
     _attribute("job",
-               r"(?:做|干)什么工作|什么工作|哪[里儿家]?(?:上班|工作)|职业|干什么的|做什么的|"
+               r"(?:做|干)什么工作|什么工作|哪[里儿家个]?(?:公司|单位)?(?:上班|工作)|职业|干什么的|做什么的|"
                r"\b(?:where do i work|my job|for a living|what do i do|my work|employer|occupation)\b",
                "工作 上班 职业 入职 公司 work works job employed engineer"),
     _attribute("name",
