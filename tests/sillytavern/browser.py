@@ -14,6 +14,9 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_
 
 from tests.sillytavern.services import CHROMIUM
 
+# Every message of SillyTavern's current chat is printed on the page.
+_CHAT_PRINTED = "document.querySelectorAll('#chat .mes').length === SillyTavern.getContext().chat.length"
+
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 READY_TIMEOUT_MS = 60_000
@@ -87,10 +90,8 @@ class StUser:
         # meanwhile got the welcome messages appended to its own chat (seen once in a full run: the chat shown with the
         # welcome twice). Let the printing finish first; a page that prints nothing goes on after the wait.
         with contextlib.suppress(Exception):  # best effort: a race avoided, nothing checked
-            self.page.wait_for_function(
-                "() => { const chat = SillyTavern.getContext().chat;"
-                " return chat.length > 0 && document.querySelectorAll('#chat .mes').length === chat.length; }",
-                timeout=5_000)
+            self.page.wait_for_function(f"() => SillyTavern.getContext().chat.length > 0 && ({_CHAT_PRINTED})",
+                                        timeout=5_000)
 
     def state(self) -> dict[str, Any]:
         return dict(self.page.evaluate("""() => {
@@ -143,9 +144,7 @@ class StUser:
 
     def wait_chat_rendered(self) -> None:
         try:
-            self.page.wait_for_function(
-                "() => document.querySelectorAll('#chat .mes').length === SillyTavern.getContext().chat.length",
-                timeout=10_000)
+            self.page.wait_for_function(f"() => {_CHAT_PRINTED}", timeout=10_000)
         except Exception as error:
             shown = self.page.evaluate("() => [...document.querySelectorAll('#chat .mes')].map(e => "
                                        "e.getAttribute('mesid') + ':' + e.querySelector('.mes_text')?.textContent)")
