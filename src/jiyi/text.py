@@ -100,7 +100,19 @@ class IndexedText:
     chars: str
 
 
+# The time stamp an episode summary or an abstraction starts with ("[2026-09-25 01:11] 聊了…", "[2026-05-01 ~
+# 2026-05-31] …"). It says when, which search reads from the memory's times; as words its numbers matched any query
+# with a number in it ("August 11" found every summary written at 11:xx).
+_LEADING_STAMP = re.compile(r"^\s*\[\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s*~\s*\d{4}-\d{2}-\d{2})?\]")
+
+
+def without_stamp(text: str) -> str:
+    return _LEADING_STAMP.sub("", text, count=1)
+
+
 def analyze_for_index(text: str) -> IndexedText:
+    """What the keyword index holds for a memory's text (its leading time stamp left out)."""
+    text = without_stamp(text)
     return IndexedText(terms=" ".join(segment_for_index(text)), chars=" ".join(cjk_chars(text)))
 
 

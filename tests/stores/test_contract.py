@@ -297,6 +297,15 @@ def test_document_frequencies_tell_common_from_rare_words(store: MemoryStore, em
     assert store.document_frequencies([]) == ({}, 0)
 
 
+
+def test_a_summary_s_time_stamp_is_not_searched_as_words(store: MemoryStore, embedder: Embedder) -> None:
+    summary, eleven = put(store, embedder, "[2023-11-06 11:41] Talked about pottery and dogs", "We met 11 friends")
+    assert [h.memory_id for h in store.keyword_search(ALICE, words("August 11"), 10)] == [eleven]
+    assert [h.memory_id for h in store.keyword_search(ALICE, words("pottery"), 10)] == [summary]
+    frequencies, _ = store.document_frequencies(words("11", "41", "pottery"))
+    assert frequencies == {"11": 1, "potteri": 1}  # stemmed
+    assert store.get(summary).content.startswith("[2023-11-06 11:41]")  # type: ignore[union-attr]
+
 # --- versions: compare-and-swap -------------------------------------------------------------------------------------
 
 

@@ -410,6 +410,28 @@ def test_document_frequencies_stay_exact_through_updates_deletes_and_restores(
     assert pg.document_frequencies(["tea"]) == ({}, 0)
 
 
+
+def test_a_database_indexed_with_summary_stamps_is_indexed_again_without_them(url: str, embedder: Embedder) -> None:
+    from jiyi.stores.postgres.migrations import m015_keywords_without_stamps
+
+    store = bound(PostgresStore(url), embedder)
+    ids = put(store, embedder, "[2023-11-06 11:41] Talked about pottery", "[2023-11-07] 聊了陶艺", "We met 11 friends")
+    expected = store.document_frequencies(["11", "41", "potteri", "talk"])
+    with psycopg.connect(url, autocommit=True) as db:  # as the index was before m015: the stamp's numbers as words
+        db.execute("UPDATE memories SET keywords = array_prepend('41', array_prepend('11', keywords)) "
+                   "WHERE content LIKE '[2023-11-06%'")
+        db.execute("INSERT INTO keyword_stats (term, shard, docs, length) VALUES ('11', 3, 1, 0), ('41', 3, 1, 0), "
+                   "('', 3, 0, 2)")
+        assert store.document_frequencies(["11", "41"])[0] == {"11": 2, "41": 1}
+        with db.transaction():
+            m015_keywords_without_stamps(db)
+    try:
+        assert store.document_frequencies(["11", "41", "potteri", "talk"]) == expected
+        assert [h.memory_id for h in store.keyword_search(U, ["11"], 10)] == [ids[2]]
+        assert _recount(store) == store.document_frequencies(sorted(_recount(store)[0]))
+    finally:
+        store.close()
+
 # --- filters: the SQL agrees with `matches` ---------------------------------------------------------------------
 
 KEYS = ["topic", "n", "flag", "tags_meta", "role", "jiyi.importance", "jiyi.verified", "jiyi.tags",

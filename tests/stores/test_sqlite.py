@@ -40,6 +40,26 @@ def test_reopening_applies_no_migration_twice_and_keeps_data(tmp_path: Path) -> 
     assert again.embedding_binding() == (embedder.model_id, embedder.dims)
 
 
+
+def test_a_store_indexed_with_summary_stamps_is_indexed_again_without_them(tmp_path: Path) -> None:
+    embedder = build_embedder("hashing")
+    store = SqliteStore(tmp_path / "m.db")
+    store.bind_embedding(embedder.model_id, embedder.dims)
+    summary = MemoryRecord(content="[2023-11-06 11:41] Talked about pottery", scope=Scope("u"))
+    store.insert([summary], embedder.embed_documents([summary.content]), [])
+    store.close()
+    db = sqlite3.connect(tmp_path / "m.db")  # as the index was before m017: the stamp's numbers as words
+    with db:
+        db.execute("UPDATE memory_fts SET terms = '11 41 talk potteri'")
+        db.execute("DELETE FROM _migrations WHERE name = 'm017_keywords_without_stamps'")
+    assert [row[0] for row in db.execute("SELECT term FROM memory_vocab WHERE col = 'terms' ORDER BY term")] == [
+        "11", "41", "potteri", "talk"]
+    db.close()
+    again = SqliteStore(tmp_path / "m.db")
+    assert again.keyword_search(Scope("u"), ["11"], 10) == []
+    assert [h.memory_id for h in again.keyword_search(Scope("u"), ["potteri"], 10)] == [summary.id]
+    assert again.document_frequencies(["11", "potteri"]) == ({"potteri": 1}, 1)
+
 _WRITER = """
 import sys
 from jiyi import build_embedder

@@ -6,6 +6,8 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from jiyi.text import analyze_for_index
+
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
 
@@ -253,6 +255,19 @@ def m016_scope_vitals_index(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX memories_user_vitals ON memories(user_id, deleted_at, agent_id, run_id, layer, category, "
                "memory_type, importance, access_count, created_at, updated_at, last_accessed_at)")
 
+
+
+@migration
+def m017_keywords_without_stamps(db: sqlite3.Connection) -> None:
+    # The keyword index leaves out the time stamp a summary starts with (jiyi.text.analyze_for_index): index again
+    # the memories indexed with theirs. Only live memories are indexed; their scope tokens stay as they were.
+    stamped = db.execute("SELECT f.rowid, m.content, f.scope FROM memories m JOIN memory_fts f ON f.rowid = m.rowid "
+                         "WHERE m.deleted_at IS NULL AND m.content LIKE '[%'").fetchall()
+    for rowid, content, scope in stamped:
+        analyzed = analyze_for_index(content)
+        db.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+        db.execute("INSERT INTO memory_fts(rowid, terms, chars, scope) VALUES (?, ?, ?, ?)",
+                   (rowid, analyzed.terms, analyzed.chars, scope))
 
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
