@@ -13,7 +13,13 @@ POST /context — with the chain cut at each stage:
     + rewrite           then an LLM rewrite (a scripted LLM answering with the set's rewrite: the real code path,
                         an ideal rewriter; a hosted LLM's rewrites would be somewhat worse)
 
-and, for comparison, "top-5, no gate": the question's five best memories injected whatever their relevance (what a
+bench/data/zh_reminder_unanswered.json adds 32 questions asking to be reminded of something no memory holds ("我之前跟
+你说我看中的是哪款车来着？"; written by a helper blind to the code; half near a stored memory of the same topic), asked
+with no conversation before them: the price of bringing a reminder question's best memory from a lower bar
+(read_path.py). Reported apart, as "unanswered reminders": any injection, and an injection other than the memory of
+the same topic.
+
+And, for comparison, "top-5, no gate": the question's five best memories injected whatever their relevance (what a
 client calling /search and injecting the results gets). Per kind: hit = at least one relevant memory injected,
 recall = share of the relevant memories injected, precision = share of injected memories that are relevant;
 for "none" queries, the false-injection rate (anything injected at all).
@@ -37,6 +43,8 @@ from jiyi.read_path import ReadSettings
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "data" / "zh_retrieval_eval.json"
+REMINDERS = ROOT / "data" / "zh_reminder_unanswered.json"
+UNANSWERED = "unanswered reminders"
 DEV_USERS = {"u1", "u2", "u3", "u4"}
 KINDS = ["direct", "paraphrase", "recommendation", "weak_context", "weak_oblique", "none"]
 STRATEGIES: dict[str, dict[str, Any]] = {
@@ -71,7 +79,9 @@ async def load(memory: AsyncMemory, data: dict[str, Any], users: set[str]) -> di
 async def evaluate(memory: AsyncMemory, data: dict[str, Any], users: set[str], ids: dict[str, str]) -> dict[str, Any]:
     names = {u["user_id"]: (u.get("user_name"), u.get("char_name")) for u in data["users"]}
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in STRATEGIES}
-    for query in data["queries"]:
+    reminders = json.loads(REMINDERS.read_text(encoding="utf-8"))["queries"]
+    unanswered = [{**q, "kind": UNANSWERED, "context": [], "relevant": []} for q in reminders]
+    for query in [*data["queries"], *unanswered]:
         if query["user_id"] not in users:
             continue
         messages = [{"role": "system", "content": "你是一个温暖的陪伴型助手。"}, *query["context"],
@@ -88,6 +98,7 @@ async def evaluate(memory: AsyncMemory, data: dict[str, Any], users: set[str], i
                                "hit": bool(found) if relevant else not injected,
                                "recall": len(found) / len(relevant) if relevant else None,
                                "precision": len(found) / len(injected) if injected and relevant else None,
+                               "off_topic": bool(set(injected) - {query.get("near")}),
                                "stage": decided, "degraded": result["degraded"],
                                "elapsed_ms": result["elapsed_ms"]})
     return rows
@@ -95,12 +106,14 @@ async def evaluate(memory: AsyncMemory, data: dict[str, Any], users: set[str], i
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     table: dict[str, Any] = {}
-    for kind in [*KINDS, "all but none"]:
-        chosen = [r for r in rows if (r["kind"] == kind if kind != "all but none" else r["kind"] != "none")]
+    for kind in [*KINDS, "all but none", UNANSWERED]:
+        chosen = [r for r in rows if (r["kind"] == kind if kind != "all but none" else r["kind"] in KINDS[:-1])]
         if not chosen:
             continue
-        if kind == "none":
+        if kind in ("none", UNANSWERED):
             table[kind] = {"n": len(chosen), "false_injection": round(1 - statistics.mean(r["hit"] for r in chosen), 3)}
+            if kind == UNANSWERED:
+                table[kind]["off_topic_injection"] = round(statistics.mean(r["off_topic"] for r in chosen), 3)
             continue
         precisions = [r["precision"] for r in chosen if r["precision"] is not None]
         table[kind] = {
@@ -111,7 +124,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "empty": round(statistics.mean(not r["injected"] for r in chosen), 3),
         }
     stages: dict[str, int] = {}
-    for r in rows:
+    for r in (r for r in rows if r["kind"] in KINDS):
         stages[r["stage"] or "nothing"] = stages.get(r["stage"] or "nothing", 0) + 1
     latencies = sorted(r["elapsed_ms"] for r in rows)
     table["decided_by"] = stages
@@ -120,12 +133,15 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def print_table(results: dict[str, dict[str, Any]]) -> None:
-    print("| strategy | " + " | ".join(KINDS[:-1]) + " | all but none | none: false injections |")
-    print("|---|" + "---|" * (len(KINDS) + 1))
+    print("| strategy | " + " | ".join(KINDS[:-1]) + " | all but none | none: false injections | "
+          "unanswered reminders: any / off-topic injection |")
+    print("|---|" + "---|" * (len(KINDS) + 2))
     for name, table in results.items():
         cells = [f"{table[k]['hit']:.2f} / {table[k]['recall']:.2f}" if k in table else "-"
                  for k in [*KINDS[:-1], "all but none"]]
-        print(f"| {name} | " + " | ".join(cells) + f" | {table['none']['false_injection']:.2f} |")
+        reminders = table[UNANSWERED]
+        print(f"| {name} | " + " | ".join(cells) + f" | {table['none']['false_injection']:.2f} | "
+              f"{reminders['false_injection']:.2f} / {reminders['off_topic_injection']:.2f} |")
     print("(cells: hit / recall of relevant memories in the injected block)")
     for name, table in results.items():
         print(f"{name}: decided by {table['decided_by']}, precision (all but none) "

@@ -200,6 +200,30 @@ def test_the_conversation_is_searched_beside_the_question(tmp_path: Path) -> Non
         assert result["memories"] == sorted(result["memories"], key=lambda m: -m["score"])  # best first, each once
 
 
+
+@pytest.mark.parametrize("floor", [0.4, 0.5])
+def test_a_question_that_asks_to_be_reminded_brings_its_best_memory_from_a_lower_bar(tmp_path: Path,
+                                                                                   floor: float) -> None:
+    # Asked in other words than the memory's, the dog's name is below the usual bar (relevance 0.44 with e5); the
+    # question vouches a memory answers it. 0.5 = the usual bar: the mechanism off.
+    settings = ReadSettings(reminder_min_relevance=floor)
+    with memory_at(tmp_path, "e5", read_settings=settings) as memory:
+        dog, *_ = add_raw(memory, ["I adopted a greyhound named Biscuit", "My violin teacher is called Mrs. Okafor",
+                                   "My sister lives in Lisbon", "我表哥在深圳做外贸", "下周三要去医院拔智齿"])
+        reminded = memory.context([{"role": "user", "content": "What was the name of my dog again?"}], user_id="u")
+        plain = memory.context([{"role": "user", "content": "what is my dog's name"}], user_id="u")
+        assert plain["memories"] == []  # the same memory, without the reminder, stays below the usual bar
+        question = reminded["stages"][0]
+        assert 0.4 <= question["best_relevance"] < 0.5
+        if floor < 0.5:
+            assert [m["id"] for m in reminded["memories"]] == [dog]
+            assert question["outcome"] == "hit" and "reminded" in question["detail"]
+        else:
+            assert reminded["memories"] == []
+        # However it is asked, a question that matches nothing brings nothing.
+        assert memory.context([{"role": "user", "content": "Do you remember my favourite movie?"}],
+                              user_id="u")["memories"] == []
+
 def test_no_user_message_means_nothing_is_injected(tmp_path: Path) -> None:
     with memory_at(tmp_path) as memory:
         add_raw(memory, ["Jesica is my sister"])

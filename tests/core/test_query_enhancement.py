@@ -5,7 +5,7 @@ import json
 import pytest
 
 from jiyi.core.injection import MEMORY_HEADER, inject, memory_block
-from jiyi.core.intent import asks_for_advice
+from jiyi.core.intent import asks_for_advice, asks_to_be_reminded
 from jiyi.core.messages import ChatMessage
 from jiyi.core.query_enhancement import (
     QUESTION_LABEL,
@@ -89,6 +89,24 @@ def test_requests_for_advice_are_recognised(query: str) -> None:
 def test_other_questions_are_not_requests_for_advice(query: str) -> None:
     assert not asks_for_advice(query)
 
+
+
+@pytest.mark.parametrize("query", ["我之前学的那个手机剪视频的软件叫啥来着", "你还记得我爸腿脚那事吗",
+                                   "记不记得我上回说的那家店", "我跟你说过我妹在哪上学吧", "我说过我不吃香菜",
+                                   "咱家那只猫几岁来着",
+                                   "Do you remember my trainer's name?", "What was the name of my dog again?",
+                                   "Did I ever tell you where my sister lives?", "remember when I went to Porto?"])
+def test_a_question_that_asks_to_be_reminded_is_recognised(query: str) -> None:
+    assert asks_to_be_reminded(query)
+
+
+@pytest.mark.parametrize("query", ["明天周几来着", "你还记得吗？", "记得带伞", "我妹妹叫小雨", "今天好累",
+                                   "I remember my first bike.", "What was the weather like?", "what is my dog's name",
+                                   "remember to call me"])
+def test_other_questions_do_not_ask_to_be_reminded(query: str) -> None:
+    # Not about the user ("明天周几来着"), no subject to look for ("你还记得吗？": the conversation before it is
+    # searched), a statement, or a plain question.
+    assert not asks_to_be_reminded(query)
 
 def test_memory_block_keeps_the_order_and_the_budget() -> None:
     memories = ["用户对海鲜过敏", "x" * 2000, "用户不吃香菜", "用户喜欢川菜"]

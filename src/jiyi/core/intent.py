@@ -139,6 +139,26 @@ def asks_about_past_chats(query: str) -> bool:
     return bool(_ABOUT_CHATS.search(query))
 
 
+# A question that asks to be reminded of something the user said ("我之前学的那个软件叫啥来着", "你还记得我爸腿脚那事
+# 吗", "what was the name of my trainer again?"): the user vouches that a memory answers it, in words of their own.
+_REMINDER = re.compile(
+    r"还记得|记得吗|记不记得|记得不|来着|忘了吗|忘没忘|(?:跟|和|给|对)你(?:说|讲|提)过|"
+    r"我(?:之前|以前|上次|那次|前几天|前阵子)?(?:说|讲|提)过|我(?:之前|以前|上次)(?:说|讲|提)|"
+    r"\b(?:do|did|can|could) you (?:still )?(?:remember|recall)\b|\bremember (?:when|what|where|who|how|the|my)\b"
+    r"[^.!]*\?|\bremind me\b|\bdid I (?:ever )?(?:tell|mention|say)\b|\bI (?:told|mentioned to) you\b|"
+    r"\bwhat was (?:the|that|it|his|her|my)\b[^.!]*\?|\bagain\?",
+    re.IGNORECASE,
+)
+
+
+# ...of something about the user: "明天周几来着" tries to recall a date, not a memory.
+_FIRST_PERSON = re.compile(r"[我咱俺]|\b(?:I|my|me|mine|we|our|us)\b", re.IGNORECASE)
+
+
+def asks_to_be_reminded(query: str) -> bool:
+    return bool(_REMINDER.search(query)) and bool(_FIRST_PERSON.search(query))
+
+
 # A question about how things are now ("我最近心情怎么样", "我现在还跑步吗", "do I still cycle?"): of memories that
 # answer it, the newest does; an older state or habit has been replaced, even when it matches the words better.
 _ABOUT_NOW = re.compile(
