@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from jiyi import build_embedder
+from jiyi.embedders.base import Calibration
 
 
 @pytest.fixture(scope="module", params=["e5", "use"])
@@ -38,3 +39,17 @@ def test_deterministic(model) -> None:  # type: ignore[no-untyped-def]
     a = model.embed_query("same text 同样的文本")
     b = model.embed_query("same text 同样的文本")
     assert np.array_equal(a, b)
+
+
+def test_a_query_s_language_picks_its_range() -> None:
+    calibration = Calibration(unrelated=0.80, same=0.90, alphabetic=(0.70, 0.80))
+    assert calibration.for_query("我妹妹住哪") is calibration
+    assert calibration.for_query("Where does my sister live?").relevance(0.75) == pytest.approx(0.5)
+    assert calibration.for_query("Where does my sister live?").relevance(0.75) > calibration.relevance(0.75)
+    assert Calibration(0.1, 0.5).for_query("hello") == Calibration(0.1, 0.5)  # one range for every language
+
+
+def test_e5_ranges_follow_its_measured_cosines() -> None:
+    # English: unrelated median 0.761, relevant median 0.832; Chinese 0.835 / 0.895 (bench/data/embedder_eval.json).
+    e5 = build_embedder("e5").calibration
+    assert e5.for_query("my dog").relevance(0.832) == pytest.approx(e5.for_query("我的狗").relevance(0.895), abs=0.02)

@@ -35,7 +35,7 @@ from jiyi.core.intent import (
     asks_for_advice,
 )
 from jiyi.core.ranking import RankingWeights
-from jiyi.embedders.base import Embedder
+from jiyi.embedders.base import Calibration, Embedder
 from jiyi.filters import Logic, Node, parse_filters
 from jiyi.records import Category, MemoryRecord, Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore, ScoredId
@@ -268,6 +268,7 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
         if asks_about_now(request.query) else None
     measured = {f.memory_id: f.score for f in fuse({p: ranked[p] for p in MEASURED_PATHS if p in ranked},
                                                    settings.path_weights, norm=norm)}
+    gated = _relevance_in_the_query_language(ranked, calibration, request.query, settings, norm)
     support = neighbour_support(store, records, measured, settings.neighbour_weight, settings.neighbour_gap_seconds)
     hits = []
     for fused in fuse(ranked, settings.path_weights, norm=norm):
@@ -291,7 +292,7 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
         # Relevance is the fused score itself: on e5 a memory's cosine alone says little (an unrelated Chinese
         # sentence can score 0.87), agreement between the paths says more (bench/zh_retrieval.py). A memory a rule
         # brought (a preference for a request for advice) counts as relevant as the rule says, whatever its similarity.
-        relevance = max(fused.score, fused.paths.get("rules", {}).get("score", 0.0))
+        relevance = max(gated.get(fused.memory_id, fused.score), fused.paths.get("rules", {}).get("score", 0.0))
         details: dict[str, object] = {}
         if request.explain:
             details = {"fused": round(fused.score, 6), "paths": fused.paths,
@@ -301,6 +302,19 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
         hits.append(SearchHit(record, round(score, 6), details, round(relevance, 6)))
     hits.sort(key=lambda h: (-h.score, h.record.id))
     return hits
+
+
+def _relevance_in_the_query_language(ranked: dict[str, list[PathHit]], calibration: Calibration, query: str,
+                                     settings: RetrievalSettings, norm: float) -> dict[str, float]:
+    """Each candidate's fused score with its cosine read in the query's own language's range, where the model has
+    one (Calibration.for_query): what `relevance`, and /context's bar, read. The ranking keeps the one range it
+    was weighed with; read in the English range, English rankings on LoCoMo lost 3 points of any@10 (the vector
+    path then outweighed the keyword path) while /context's bar became fair to English (bench/reminders.py)."""
+    own = calibration.for_query(query)
+    if own is calibration or "vector" not in ranked:
+        return {}
+    vector = [replace(h, relevance=max(own.relevance(h.raw_score), MIN_VECTOR_RELEVANCE)) for h in ranked["vector"]]
+    return {f.memory_id: f.score for f in fuse({**ranked, "vector": vector}, settings.path_weights, norm=norm)}
 
 
 def without_covered_messages(ranked: Sequence[SearchHit], top_k: int) -> list[SearchHit]:

@@ -14,6 +14,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from jiyi.text import has_cjk
+
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
@@ -21,14 +23,24 @@ class Calibration:
 
     Models differ a lot: e5 puts unrelated sentences at 0.8, USE at 0.1. A fixed threshold on raw cosine would be
     wrong for one of them, so each embedder declares its own range (measured in bench/embedders.py).
+
+    Languages can differ within one model too: `alphabetic` is the range for a query written without CJK characters
+    (English), when it is not the same as for Chinese (`for_query`).
     """
 
     unrelated: float = 0.0
     same: float = 1.0
+    alphabetic: tuple[float, float] | None = None
 
     def relevance(self, cosine: float) -> float:
         span = self.same - self.unrelated
         return float(min(max((cosine - self.unrelated) / span, 0.0), 1.0)) if span > 0 else 0.0
+
+    def for_query(self, query: str) -> Calibration:
+        """The range that holds for this query's language."""
+        if self.alphabetic is None or has_cjk(query):
+            return self
+        return Calibration(*self.alphabetic)
 
 
 @runtime_checkable
