@@ -145,6 +145,8 @@ def test_repeated_activities_need_three_days() -> None:
     ("我邻居住在哪里？", []), ("我妈老家是哪的", []), ("我老公是做什么的", []), ("你住哪呀", []),
     ("星星你住在哪里呀", []), ("我女朋友的老家在哪", []), ("Where did my mom grow up?", []),
     ("What does her husband do for a living?", []), ("Which city does your sister live in now?", []),
+    ("What does my spouse do for a living?", []), ("Where does my hubby work?", []), ("我爱人在哪上班", []),
+    ("Where did my stepdad grow up?", []), ("我家老爷子老家是哪的", []), ("Where does my bro live now?", []),
 ])
 def test_attribute_questions(query: str, slots: list[str]) -> None:
     assert [a.slot for a in asked_attributes(query)] == slots

@@ -103,12 +103,14 @@ ATTRIBUTES: tuple[Attribute, ...] = (
 _CLAUSE_END = re.compile(r"[，。？！、,.?!；;：:\s]")
 _SOMEONE_ELSE_ZH = re.compile(
     r"[你您他她它]|[爸妈哥姐弟妹叔舅姨婶嫂]|爷爷|奶奶|姥姥|姥爷|伯伯|姑姑|父亲|母亲|外公|外婆|老公|老婆|丈夫|妻子|媳妇|儿子|女儿|孩子|"
-    r"宝宝|朋友|对象|闺蜜|兄弟|同事|同学|领导|老板|上司|邻居|室友|舍友|老师|医生|师傅|亲戚|老人|家人|男友|女友")
+    r"宝宝|朋友|对象|闺蜜|兄弟|同事|同学|领导|老板|上司|邻居|室友|舍友|老师|医生|师傅|亲戚|老人|家人|男友|女友|"
+    r"爱人|另一半|老爷子|老太太|侄[子女]|外甥|孙[子女]|徒弟|客户|网友|前任")
 _SOMEONE_ELSE_EN = re.compile(
     r"\b(?:he|she|they|you|his|her|their|your)\b|\w'?s\s+(?:job|work|name|hometown|home)\b|"
-    r"\bmy\s+(?:mom|mum|mother|dad|father|parents?|wife|husband|son|daughter|kids?|children|brother|sister|"
-    r"friends?|boss|colleagues?|co-?workers?|neighbou?rs?|partner|girlfriend|boyfriend|grand\w+|aunt|uncle|"
-    r"cousins?|roommates?|teacher|doctor)\b",
+    r"\bmy\s+(?:mom|mum|mother|dad|father|parents?|wife|husband|spouse|hubby|fianc[ée]e?|son|daughter|kids?|"
+    r"children|brother|sister|bro|sis|siblings?|friends?|bff|boss|manager|colleagues?|co-?workers?|neighbou?rs?|"
+    r"partner|girlfriend|boyfriend|grand\w+|step\w+|aunt|uncle|cousins?|nephew|niece|in-laws?|roommates?|"
+    r"flatmates?|landlord|teacher|doctor|ex)\b",
     re.IGNORECASE,
 )
 
