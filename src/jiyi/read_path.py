@@ -8,7 +8,9 @@
   2. "rewrite"  — when the caller turned it on and neither found anything: an LLM rewrites the question into one
                   self-contained query.
 A stage "hits" when a memory is relevant enough (SearchHit.relevance ≥ min_relevance), not merely when something comes
-back: a weak question always finds *something* vaguely similar. One deadline covers the whole chain.
+back: a weak question always finds *something* vaguely similar. A question that asks to be reminded ("…叫啥来着",
+"do you remember my…") takes its best memory from a lower bar (reminder_min_relevance). Relevance is read in the
+query's own language's range (embedders/base.py Calibration.for_query). One deadline covers the whole chain.
 
 The question and the context are searched together, and what either finds relevant is injected, best first. The seed
 tries the context only after the question missed; but a weak question that finds some vaguely similar memory
