@@ -18,13 +18,13 @@ import argparse
 import asyncio
 import json
 import statistics
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from jiyi import build_embedder, build_store
 from jiyi.memory import AsyncMemory
 from jiyi.read_path import ReadSettings
+from report import write_report
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "data" / "reminder_eval.json"
@@ -93,12 +93,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "reminders.json")
     args = parser.parse_args()
     report = asyncio.run(run(args.embedder))
-    try:
-        report["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                                          cwd=ROOT, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        report["commit"] = None
-    args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_report(args.out, report)
 
 
 if __name__ == "__main__":
