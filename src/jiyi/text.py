@@ -106,13 +106,9 @@ class IndexedText:
 _LEADING_STAMP = re.compile(r"^\s*\[\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?:\s*~\s*\d{4}-\d{2}-\d{2})?\]")
 
 
-def without_stamp(text: str) -> str:
-    return _LEADING_STAMP.sub("", text, count=1)
-
-
 def analyze_for_index(text: str) -> IndexedText:
     """What the keyword index holds for a memory's text (its leading time stamp left out)."""
-    text = without_stamp(text)
+    text = _LEADING_STAMP.sub("", text, count=1)
     return IndexedText(terms=" ".join(segment_for_index(text)), chars=" ".join(cjk_chars(text)))
 
 

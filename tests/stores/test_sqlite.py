@@ -28,26 +28,27 @@ def test_one_file_in_wal_mode_with_mem0_history_columns(tmp_path: Path) -> None:
     assert applied == [name for name, _ in MIGRATIONS]
 
 
-def test_reopening_applies_no_migration_twice_and_keeps_data(tmp_path: Path) -> None:
+def closed_store_holding(path: Path, content: str) -> MemoryRecord:
+    """A store file holding one memory (hashing embedder), closed; the memory."""
     embedder = build_embedder("hashing")
-    store = SqliteStore(tmp_path / "m.db")
+    store = SqliteStore(path)
     store.bind_embedding(embedder.model_id, embedder.dims)
-    record = MemoryRecord(content="persist me", scope=Scope("u"))
+    record = MemoryRecord(content=content, scope=Scope("u"))
     store.insert([record], embedder.embed_documents([record.content]), [])
     store.close()
+    return record
+
+
+def test_reopening_applies_no_migration_twice_and_keeps_data(tmp_path: Path) -> None:
+    record = closed_store_holding(tmp_path / "m.db", "persist me")
     again = SqliteStore(tmp_path / "m.db")
+    embedder = build_embedder("hashing")
     assert again.get(record.id) == record
     assert again.embedding_binding() == (embedder.model_id, embedder.dims)
 
 
-
 def test_a_store_indexed_with_summary_stamps_is_indexed_again_without_them(tmp_path: Path) -> None:
-    embedder = build_embedder("hashing")
-    store = SqliteStore(tmp_path / "m.db")
-    store.bind_embedding(embedder.model_id, embedder.dims)
-    summary = MemoryRecord(content="[2023-11-06 11:41] Talked about pottery", scope=Scope("u"))
-    store.insert([summary], embedder.embed_documents([summary.content]), [])
-    store.close()
+    summary = closed_store_holding(tmp_path / "m.db", "[2023-11-06 11:41] Talked about pottery")
     db = sqlite3.connect(tmp_path / "m.db")  # as the index was before m017: the stamp's numbers as words
     with db:
         db.execute("UPDATE memory_fts SET terms = '11 41 talk potteri'")

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import struct
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg.adapt import Buffer, Dumper, Loader
 from psycopg.pq import Format
 from psycopg.types.json import Json, Jsonb
@@ -77,6 +79,28 @@ def keyword_counts(keywords: list[str] | None) -> tuple[set[str], int]:
     if not keywords:
         return set(), 0
     return {k for k in keywords if not k.startswith(CHAR_PREFIX)}, len(keywords)
+
+
+KEYWORD_SHARDS = 16  # rows per term in keyword_stats: see migrations.m007_keyword_stats
+
+
+def add_keyword_stats(db: psycopg.Connection[Any], changes: Counter[str], length: int, docs: int) -> None:
+    """Add to the document frequencies (and the count and total length of indexed memories, the row ''). The
+    last statement of a transaction: its rows are locked in term order, after everything else."""
+    rows = [(term, n, 0) for term, n in changes.items() if n and term]
+    if docs or length:
+        rows.append(("", docs, length))
+    if not rows:
+        return
+    rows.sort()
+    db.execute(
+        "INSERT INTO keyword_stats (term, shard, docs, length) "
+        f"SELECT term, pg_backend_pid() %% {KEYWORD_SHARDS}, docs, length "
+        "FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS d(term, docs, length) ORDER BY term "
+        "ON CONFLICT (term, shard) DO UPDATE SET docs = keyword_stats.docs + excluded.docs, "
+        "length = keyword_stats.length + excluded.length",
+        ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]),
+    )
 
 
 # --- memories --------------------------------------------------------------------------------------------------

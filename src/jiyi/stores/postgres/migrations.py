@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-from jiyi.stores.postgres.codec import keyword_columns, keyword_counts
+from jiyi.stores.postgres.codec import add_keyword_stats, keyword_columns, keyword_counts
 
 Migration = Callable[[psycopg.Connection[Any]], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
@@ -284,29 +284,22 @@ def m014_scope_vitals_index(db: psycopg.Connection[Any]) -> None:
 @migration
 def m015_keywords_without_stamps(db: psycopg.Connection[Any]) -> None:
     # The keyword index leaves out the time stamp a summary starts with (jiyi.text.analyze_for_index): index again
-    # the memories indexed with theirs, and move their document frequencies with them (into shard 0: a count is
-    # the sum over the shards).
+    # the memories indexed with theirs, and move their document frequencies with them.
     with db.cursor(row_factory=tuple_row) as cur:
         stamped = cur.execute("SELECT id, content, keywords FROM memories "
                               "WHERE deleted_at IS NULL AND keywords IS NOT NULL AND content LIKE '[%'").fetchall()
-        moved: Counter[str] = Counter()
-        length = 0
-        for memory_id, content, old_keywords in stamped:
-            keywords, cjk = keyword_columns(content)
-            cur.execute("UPDATE memories SET keywords = %s, cjk = %s WHERE id = %s", (keywords, cjk, memory_id))
-            old_terms, old_length = keyword_counts(old_keywords)
-            new_terms, new_length = keyword_counts(keywords)
-            moved.update(new_terms)
-            moved.subtract(old_terms)
-            length += new_length - old_length
-        rows = sorted((term, n) for term, n in moved.items() if n and term)
-        if length:
-            rows.append(("", length))
-        for term, n in rows:
-            docs, added_length = (0, n) if term == "" else (n, 0)
-            cur.execute("INSERT INTO keyword_stats (term, shard, docs, length) VALUES (%s, 0, %s, %s) "
-                        "ON CONFLICT (term, shard) DO UPDATE SET docs = keyword_stats.docs + excluded.docs, "
-                        "length = keyword_stats.length + excluded.length", (term, docs, added_length))
+    moved: Counter[str] = Counter()
+    length = 0
+    for memory_id, content, old_keywords in stamped:
+        keywords, cjk = keyword_columns(content)
+        db.execute("UPDATE memories SET keywords = %s, cjk = %s WHERE id = %s", (keywords, cjk, memory_id))
+        old_terms, old_length = keyword_counts(old_keywords)
+        new_terms, new_length = keyword_counts(keywords)
+        moved.update(new_terms)
+        moved.subtract(old_terms)
+        length += new_length - old_length
+    add_keyword_stats(db, moved, length, 0)
+
 
 def migrate(db: psycopg.Connection[Any]) -> list[str]:
     """Apply pending migrations in order, in one transaction (`db` is in autocommit mode); returns their names."""

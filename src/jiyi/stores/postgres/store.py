@@ -74,6 +74,7 @@ from jiyi.stores.postgres.codec import (
     TURN_COLUMNS,
     WEBHOOK_COLUMNS,
     Row,
+    add_keyword_stats,
     delivery_params,
     history_params,
     json_text,
@@ -106,7 +107,6 @@ EXACT_SCAN_FLOOR = 10_000
 _INDEX_COST_RATIO = 1000
 # pgvector's HNSW index takes vectors of up to 2,000 dimensions, halfvec ones up to 4,000; beyond, search is exact.
 _HNSW_MAX_DIMS, _HALFVEC_MAX_DIMS = 2000, 4000
-_KEYWORD_SHARDS = 16
 KEYWORD_COMMON_ROWS = 1000  # see keyword_search
 _BM25_K1, _BM25_B = 1.2, 0.75  # FTS5's, as in the SQLite store
 _CHARS_WEIGHT = 0.6  # a CJK word found among the characters weighs this much of a word found among the terms
@@ -304,25 +304,6 @@ class PostgresStore:
         with db.cursor() as cur:
             cur.executemany(sql, [(*history_params(e), e.reason) for e in events])
 
-    @staticmethod
-    def _add_keyword_stats(db: psycopg.Connection[Row], changes: Counter[str], length: int, docs: int) -> None:
-        """Add to the document frequencies (and the count and total length of indexed memories, the row ''). The
-        last statement of a transaction: its rows are locked in term order, after everything else."""
-        rows = [(term, n, 0) for term, n in changes.items() if n and term]
-        if docs or length:
-            rows.append(("", docs, length))
-        if not rows:
-            return
-        rows.sort()
-        db.execute(
-            "INSERT INTO keyword_stats (term, shard, docs, length) "
-            f"SELECT term, pg_backend_pid() %% {_KEYWORD_SHARDS}, docs, length "
-            "FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS d(term, docs, length) ORDER BY term "
-            "ON CONFLICT (term, shard) DO UPDATE SET docs = keyword_stats.docs + excluded.docs, "
-            "length = keyword_stats.length + excluded.length",
-            ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]),
-        )
-
     # --- embedding binding ----------------------------------------------------------------------------------
 
     @staticmethod
@@ -408,7 +389,7 @@ class PostgresStore:
                     if access:
                         cur.executemany(_SET_ACCESS, access)
                 self._insert_history(db, history)
-                self._add_keyword_stats(db, stats, length, docs)
+                add_keyword_stats(db, stats, length, docs)
         except pg_errors.UniqueViolation as exc:
             raise InvalidInput(f"a memory with this id already exists ({exc.diag.message_detail})") from None
 
@@ -444,7 +425,7 @@ class PostgresStore:
                 new_terms, new_length = keyword_counts(changes["keywords"])
                 moved = Counter(new_terms)
                 moved.subtract(old_terms)
-                self._add_keyword_stats(db, moved, new_length - old_length, 0)
+                add_keyword_stats(db, moved, new_length - old_length, 0)
 
     def soft_delete(self, memory_id: str, reason: str, history: HistoryEvent, when: datetime, *,
                     expected_version: int | None = None) -> None:
@@ -460,7 +441,7 @@ class PostgresStore:
             self._insert_history(db, [history])
             if row["keywords"] is not None:
                 terms, length = keyword_counts(row["keywords"])
-                self._add_keyword_stats(db, Counter({term: -1 for term in terms}), -length, -1)
+                add_keyword_stats(db, Counter({term: -1 for term in terms}), -length, -1)
 
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
         with self._write() as db:
@@ -1079,7 +1060,7 @@ class PostgresStore:
                              version=row["version"] + 1)
             self._insert_history(db, [history])
             terms, length = keyword_counts(keywords)
-            self._add_keyword_stats(db, Counter(terms), length, 1)
+            add_keyword_stats(db, Counter(terms), length, 1)
         return record
 
     def tallies(self, kind: str, user_id: str | None = None) -> list[Tally]:

@@ -256,7 +256,6 @@ def m016_scope_vitals_index(db: sqlite3.Connection) -> None:
                "memory_type, importance, access_count, created_at, updated_at, last_accessed_at)")
 
 
-
 @migration
 def m017_keywords_without_stamps(db: sqlite3.Connection) -> None:
     # The keyword index leaves out the time stamp a summary starts with (jiyi.text.analyze_for_index): index again
@@ -268,6 +267,7 @@ def m017_keywords_without_stamps(db: sqlite3.Connection) -> None:
         db.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
         db.execute("INSERT INTO memory_fts(rowid, terms, chars, scope) VALUES (?, ?, ?, ?)",
                    (rowid, analyzed.terms, analyzed.chars, scope))
+
 
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
