@@ -101,6 +101,10 @@ class ReadSettings:
             retrieval = RetrievalSettings(ranking=RankingWeights(**ranking_fields), **retrieval_fields)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"retrieval settings: {exc}") from exc
+        for name in ("min_relevance", "reminder_min_relevance"):
+            value = section.get(name, 0.0)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+                raise ConfigError(f"retrieval setting {name} must be a number from 0 to 1, got {value!r}")
         return cls(retrieval=retrieval, **section)
 
 
