@@ -56,9 +56,11 @@ STRATEGIES: dict[str, dict[str, Any]] = {
 
 
 def rewriter(rewrites: dict[str, str]) -> Callable[[Any], str]:
+    """The labelled rewrite of each question; a question the set has none for (the unanswered reminders) is "rewritten"
+    as itself, as a model with nothing to add would."""
     def answer(messages: Any) -> str:
-        payload = json.loads(messages[-1]["content"])
-        return rewrites[payload["user_question"]]
+        question = json.loads(messages[-1]["content"])["user_question"]
+        return rewrites.get(question, question)
 
     return answer
 

@@ -87,12 +87,12 @@ class ReadSettings:
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> ReadSettings:
         """From config["retrieval"]: any field above, plus ranking weights (retention, importance, recency),
-        rule_relevance, attribute_relevance, rule_limit, core_limit, episode_weight, question_weight and
-        neighbour_weight (0 turns the neighbours' support off)."""
+        rule_relevance, attribute_relevance, rule_limit, core_limit, episode_weight, question_weight,
+        neighbour_weight (0 turns the neighbours' support off) and other_speaker_weight (1 turns it off)."""
         section = dict(config.get("retrieval") or {})
         ranking_fields = {k: section.pop(k) for k in ("retention", "importance", "recency") if k in section}
         retrieval_keys = ("rule_relevance", "attribute_relevance", "rule_limit", "core_limit", "episode_weight",
-                          "question_weight", "neighbour_weight")
+                          "question_weight", "neighbour_weight", "other_speaker_weight")
         retrieval_fields = {k: section.pop(k) for k in retrieval_keys if k in section}
         unknown = set(section) - set(cls.__dataclass_fields__) - {"retrieval"}
         if unknown:

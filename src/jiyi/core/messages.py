@@ -138,7 +138,12 @@ def speaker_of(message: StoredMessage) -> str | None:
     speaker = message.metadata.get("speaker") if isinstance(message.metadata, dict) else None
     if isinstance(speaker, str) and speaker.strip():
         return speaker.strip()
-    prefix = _SPEAKER_PREFIX.match(message.content)
+    return speaker_prefix(message.content)
+
+
+def speaker_prefix(text: str) -> str | None:
+    """The name of a "Name: text" line, if it starts with one."""
+    prefix = _SPEAKER_PREFIX.match(text)
     return prefix.group(1).strip() if prefix else None
 
 

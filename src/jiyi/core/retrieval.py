@@ -35,6 +35,7 @@ from jiyi.core.intent import (
     asks_for_advice,
 )
 from jiyi.core.ranking import RankingWeights
+from jiyi.core.speakers import other_speakers
 from jiyi.embedders.base import Calibration, Embedder
 from jiyi.filters import Logic, Node, parse_filters
 from jiyi.records import Category, MemoryRecord, Scope, SearchHit, utcnow
@@ -78,6 +79,9 @@ class RetrievalSettings:
     # messages further apart than the gap are different conversations.
     neighbour_weight: float = 0.3
     neighbour_gap_seconds: float = 1800.0
+    # A question that names some of the candidates' speakers ("What has Melanie painted?"): the words of a speaker
+    # it does not name keep this share of their score (core/speakers.py).
+    other_speaker_weight: float = 0.8
 
 
 def inverse_document_frequencies(frequencies: dict[str, int], total: int, terms: Sequence[str]) -> dict[str, float]:
@@ -270,6 +274,7 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
                                                    settings.path_weights, norm=norm)}
     gated = _relevance_in_the_query_language(ranked, calibration, request.query, settings, norm)
     support = neighbour_support(store, records, measured, settings.neighbour_weight, settings.neighbour_gap_seconds)
+    others = other_speakers(request.query, records) if settings.other_speaker_weight != 1.0 else set()
     hits = []
     for fused in fuse(ranked, settings.path_weights, norm=norm):
         record = records[fused.memory_id]
@@ -284,6 +289,9 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
         if settings.question_weight != 1.0 and only_asks(record.content):
             score *= settings.question_weight
             factors["question"] = settings.question_weight
+        if fused.memory_id in others:
+            score *= settings.other_speaker_weight
+            factors["other_speaker"] = settings.other_speaker_weight
         if newest is not None:
             older_days = (newest - (record.event_time or record.created_at)).total_seconds() / 86400
             newer = 0.5 ** (older_days / settings.now_half_life_days)

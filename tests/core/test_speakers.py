@@ -1,0 +1,78 @@
+"""Whose words a candidate is, and which speakers a question names (core/speakers.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from jiyi.core.speakers import named_in, other_speakers, speaker_of
+from jiyi.records import Category, MemoryRecord, Scope, SourceRef
+
+SCOPE = Scope("u")
+T0 = datetime(2026, 5, 1, tzinfo=UTC)
+
+
+def said(content: str, *, name: str | None = None, role: str | None = "user",
+         category: Category = Category.MESSAGE, sources: int = 1) -> MemoryRecord:
+    return MemoryRecord(content=content, scope=SCOPE, id=content, actor_id=name, role=role, category=category,
+                        provenance=[SourceRef(f"m{i}", role or "user", T0) for i in range(sources)])
+
+
+@pytest.mark.parametrize(("record", "speaker"), [
+    (said("Caroline: I went to the support group yesterday."), "Caroline"),
+    (said("Mary Jane: see you at eight"), "Mary Jane"),
+    (said("小雨：周末去爬山了"), "小雨"),
+    (said("I painted a lake", name="Seraphina"), "Seraphina"),  # a message's `name` (SillyTavern)
+    (said("Caroline: verbatim, stored with infer=False", category=Category.FACT), "Caroline"),
+    (said("Favourite food: pizza"), None),  # a "label: value" memory, not a speaker
+    (said("Note to self: call the bank"), None),
+    (said("10:30 meeting with the bank"), None),
+    (said("Caroline: a fact written by extraction", role=None, category=Category.FACT), None),
+    (said("Caroline: a fact from two messages", category=Category.FACT, sources=2), None),
+    (said("Caroline: summary of a stretch", category=Category.EPISODE), None),
+])
+def test_the_speaker_of_a_memory(record: MemoryRecord, speaker: str | None) -> None:
+    assert speaker_of(record) == speaker
+
+
+@pytest.mark.parametrize(("query", "named"), [
+    ("What has Melanie painted?", {"Melanie"}),
+    ("What did caroline say about the parade?", {"Caroline"}),
+    ("Where did Caroline's family go?", {"Caroline"}),
+    ("How do Melanie and Caroline describe their journey?", {"Melanie", "Caroline"}),
+    ("What did Jonathan buy?", set()),  # "Jon" is not a word of it
+    ("小雨周末去哪了", {"小雨"}),
+    ("what did I say about my sister", set()),
+    ("Melanie, what's my dog called?", set()),  # addressed, not asked about
+    ("Hey Melanie, do you remember what I painted?", set()),
+    ("Do you remember my dog's name, Melanie?", set()),
+    ("小雨，你还记得我家狗叫什么吗", set()),
+    ("你还记得我家狗叫什么吗，小雨？", set()),
+    ("Melanie, what did Caroline paint?", {"Caroline"}),
+    ("Caroline, what did Caroline paint last year?", {"Caroline"}),  # addressed and asked about
+])
+def test_the_speakers_a_question_names(query: str, named: set[str]) -> None:
+    assert named_in(query, ["Melanie", "Caroline", "Jon", "小雨"]) == named
+
+
+def candidates(*records: MemoryRecord) -> dict[str, MemoryRecord]:
+    return {r.id: r for r in records}
+
+
+def test_a_question_naming_one_speaker_sets_the_other_speakers_words_apart() -> None:
+    found = candidates(said("Melanie: I painted a horse"), said("Caroline: Wow Melanie, you paint so well"),
+                       said("Gina: nice!"), said("the user paints", role=None, category=Category.FACT))
+    assert other_speakers("What has Melanie painted?", found) == {"Caroline: Wow Melanie, you paint so well",
+                                                                  "Gina: nice!"}
+
+
+def test_nothing_is_set_apart_when_the_question_names_every_speaker_or_none() -> None:
+    found = candidates(said("Melanie: I painted a horse"), said("Caroline: I painted a lake"))
+    assert other_speakers("What have Melanie and Caroline painted?", found) == set()
+    assert other_speakers("What has been painted?", found) == set()
+
+
+def test_nothing_is_set_apart_among_one_speakers_words() -> None:
+    found = candidates(said("Melanie: I painted a horse"), said("the user paints", role=None, category=Category.FACT))
+    assert other_speakers("What has Melanie painted?", found) == set()
