@@ -271,6 +271,16 @@ def test_an_llm_timeout_on_rewrite_is_a_timeout_stage(tmp_path: Path) -> None:
         assert result["stages"][-1]["outcome"] == "timeout" and not result["degraded"]
 
 
+def test_an_llm_that_raises_anything_on_rewrite_is_an_error_stage(tmp_path: Path) -> None:
+    """A provider's own bug (here a KeyError) is the rewrite's failure, not the recall's: not degraded."""
+    llm = ScriptedLLM([KeyError("choices")])
+    with memory_at(tmp_path, llm=llm) as memory:
+        add_raw(memory, ["Jesica is my sister"])
+        result = memory.context(CHAT, user_id="u", rewrite=True)
+        assert result["stages"][-1]["outcome"] == "error" and not result["degraded"]
+        assert result["stages"][-1]["detail"] == "KeyError: 'choices'"
+
+
 class BrokenEmbedder:
     """An embedding service that fails at query time (documents embed fine)."""
 

@@ -385,8 +385,10 @@ class ReadPath:
                 self.llm.complete([{"role": "system", "content": prompt}, {"role": "user", "content": payload}],
                                   json_mode=False, max_tokens=120, temperature=0.0, timeout=budget),
                 budget + 0.05)
-        except (TimeoutError, LLMError) as exc:
+        except Exception as exc:  # a rewrite is optional: whatever the LLM raises, the earlier stages' answer stands
             timed_out = isinstance(exc, TimeoutError | LLMTimeout)
+            if not isinstance(exc, TimeoutError | LLMError):
+                log.warning("the LLM's rewrite failed", exc_info=True)
             give_up("timeout" if timed_out else "error", f"{type(exc).__name__}: {exc}"[:200], started)
             return None
         rewritten = clean_rewrite(answer)
