@@ -96,23 +96,24 @@ def test_an_answer_given_a_turn_after_the_subject_is_found(tmp_path: Path, e5: o
 
 
 @pytest.mark.parametrize("infer", [True, False])
-@pytest.mark.parametrize(("turns", "question", "answer"), [
+@pytest.mark.parametrize(("turns", "question", "answer", "compliment"), [
     (["Priya: Morning! Last night I painted the old lighthouse by the harbour.",
       "Tom: Wow Priya, you paint so well, your paintings are always stunning!",
       "Priya: Thanks Tom! What have you been up to?",
       "Tom: Fixed my bike and went for a long ride along the river."],
-     "What has Priya painted?", "lighthouse"),
-    (["小雨：昨晚我画了海边那座老灯塔。", "阿杰：小雨你画画真厉害，你的画每次都好看！",
+     "What has Priya painted?", "lighthouse", "stunning"),
+    (["小雨：昨晚我画了海边那座老灯塔。", "阿杰：小雨你画的画真好看，小雨画画越来越厉害了！",
       "小雨：谢谢阿杰！你最近忙啥呢？", "阿杰：修好了自行车，沿着河骑了一大圈。"],
-     "小雨画了什么", "灯塔"),
+     "小雨画了什么", "灯塔", "好看"),
 ])
 @pytest.mark.parametrize("other_speaker_weight", [None, 1.0])
 def test_a_question_naming_a_speaker_is_answered_by_their_own_words(
-        tmp_path: Path, e5: object, infer: bool, turns: list[str], question: str, answer: str,
+        tmp_path: Path, e5: object, infer: bool, turns: list[str], question: str, answer: str, compliment: str,
         other_speaker_weight: float | None) -> None:
-    """A chat between two named speakers, sent as a plain client sends it (every message role "user", "Name: text"):
-    Tom's compliment names Priya and painting as often as her own news does, and outranks it on similarity alone;
-    the question names Priya, so Tom's words weigh less (core/speakers.py)."""
+    """A chat between two named speakers sent as a plain client sends it (every message role "user", "Name: text"):
+    Tom's compliment names Priya and painting as often as her own news does, and scores at least as high on
+    similarity alone; the question names Priya, so Tom's words weigh less (core/speakers.py) and her own news comes
+    first."""
     settings = ReadSettings.from_config({} if other_speaker_weight is None else
                                         {"retrieval": {"other_speaker_weight": other_speaker_weight}})
     store = build_store(f"sqlite:///{tmp_path / 's.db'}")
@@ -120,5 +121,9 @@ def test_a_question_naming_a_speaker_is_answered_by_their_own_words(
         for minute, text in enumerate(turns):
             memory.add([{"role": "user", "content": text}], user_id="u", infer=infer,
                        timestamp=(START + timedelta(minutes=minute)).isoformat())
-        best = top(memory, question)[0]
-    assert (answer in best) == (other_speaker_weight is None), best
+        found = memory.search(question, user_id="u", top_k=4)["results"]
+    score = {key: next(r["score"] for r in found if key in r["memory"]) for key in (answer, compliment)}
+    if other_speaker_weight is None:
+        assert answer in found[0]["memory"] and score[answer] > score[compliment], found
+    else:
+        assert score[compliment] >= score[answer], found

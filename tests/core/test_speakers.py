@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jiyi.core.speakers import named_in, other_speakers, speaker_of
+from jiyi.core.speakers import named_in, other_speakers, receives, speaker_of, whose_words
 from jiyi.records import Category, MemoryRecord, Scope, SourceRef
 
 SCOPE = Scope("u")
@@ -56,6 +56,35 @@ def test_the_speakers_a_question_names(query: str, named: set[str]) -> None:
     assert named_in(query, ["Melanie", "Caroline", "Jon", "小雨"]) == named
 
 
+@pytest.mark.parametrize(("query", "speaker", "received"), [
+    ("What was Jonah told to do about his knee?", "Jonah", True),
+    ("Has Noor been asked to bring anything back?", "Noor", True),
+    ("Kwame got invited to the gig", "Kwame", True),
+    ("Who offered to lend Kwame a drill?", "Kwame", True),
+    ("What did Ben recommend to Dana?", "Dana", True),
+    ("What did Ben recommend to Dana?", "Ben", False),
+    ("How was Porto explained to Vex?", "Vex", True),
+    ("Did anyone offer Hamish a ride home?", "Hamish", True),
+    ("How did the others describe Kasia's win?", "Kasia", True),
+    ("What has Melanie made this year?", "Melanie", False),  # a perfect tense is hers without "been"
+    ("What did Melanie bring to the picnic?", "Melanie", False),
+    ("What is Caroline's dog called?", "Caroline", False),
+    ("What skills has Nate helped others learn?", "Nate", False),  # others as the object
+    ("许航面试前被提醒别穿什么？", "许航", True),
+    ("他们给许航买了什么", "许航", True),
+    ("大家是怎么劝秦朗的？", "秦朗", True),
+    ("许航最近买了什么", "许航", False),
+    ("许航帮别人修好了什么", "许航", False),
+])
+def test_a_speaker_on_the_receiving_end(query: str, speaker: str, received: bool) -> None:
+    assert receives(query, speaker) is received
+
+
+def test_whose_words_leaves_out_the_one_told() -> None:
+    assert whose_words("What did Caroline tell Melanie about her kids?", ["Caroline", "Melanie"]) == {"Caroline"}
+    assert whose_words("What was Melanie told about the parade?", ["Caroline", "Melanie"]) == set()
+
+
 def candidates(*records: MemoryRecord) -> dict[str, MemoryRecord]:
     return {r.id: r for r in records}
 
@@ -71,6 +100,7 @@ def test_nothing_is_set_apart_when_the_question_names_every_speaker_or_none() ->
     found = candidates(said("Melanie: I painted a horse"), said("Caroline: I painted a lake"))
     assert other_speakers("What have Melanie and Caroline painted?", found) == set()
     assert other_speakers("What has been painted?", found) == set()
+    assert other_speakers("What was Melanie asked to paint?", found) == set()
 
 
 def test_nothing_is_set_apart_among_one_speakers_words() -> None:

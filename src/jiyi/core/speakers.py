@@ -10,7 +10,9 @@ were that speaker's and 20 the other's, while 42 % of the turns that were *not* 
 So when a question names some, but not all, of the speakers among the candidates, a candidate spoken by a speaker it
 does not name keeps `other_speaker_weight` of its score. Memories with no speaker (an extracted fact, a summary)
 and questions that name no speaker ("what did I say about…") are left as they are. A name the question is addressed
-to is not what it is about: "Seraphina, what's my dog called?" asks the character about the user's own words.
+to is not what it is about: "Seraphina, what's my dog called?" asks the character about the user's own words. Nor is
+a name on the receiving end of what was said or done — "What was Jonah told to do about his knee?", "Who offered to
+lend Kwame a drill?", "许航面试前被提醒了什么": others' words answer those.
 """
 
 from __future__ import annotations
@@ -52,29 +54,74 @@ _PAUSE = r"[,，!！:：、]"
 _END = r"[\s?？!！.。~～…]*$"
 
 
+# Told, asked, given…: the named one receives what another speaker said or did.
+_RECEIVED = (r"(?:told|asked|given|advised|warned|reminded|offered|sent|shown|taught|promised|invited|encouraged|"
+             r"recommended|suggested|lent|handed|urged|begged|assured|congratulated|thanked|praised|teased|"
+             r"complimented|nicknamed|called|helped|bought|brought|made|paid|pointed|described|introduced)")
+_TO_SOMEONE = (r"(?:tell|tells|told|ask|asks|asked|give|gives|gave|lend|lends|lent|send|sends|sent|offer|offers|"
+               r"offered|show|shows|showed|remind|reminds|reminded|warn|warns|warned|advise|advises|advised|recommend|"
+               r"recommends|recommended|suggest|suggests|suggested|buy|buys|bought|teach|teaches|taught|invite|"
+               r"invites|invited|promise|promises|promised|bring|brings|brought|pay|pays|paid|owe|owes|owed|hand|"
+               r"hands|handed|introduce|introduces|introduced|congratulate|congratulated|thank|thanks|thanked|help|"
+               r"helps|helped)")
+_ZH_TO_SOMEONE = r"(?:给|帮|替|叫|让|托|请|提醒|建议|劝|告诉|送|借|教|嘱咐|叮嘱|推荐|介绍|夸|批评|安慰|鼓励)了?"
+# Other people as the ones who spoke or acted: "What did the others say about Kasia's win?", "大家怎么劝秦朗的？"
+# (as the subject: "Nate has helped others" is Nate's doing).
+_OTHERS = re.compile(r"(?:^|\b(?:did|do|does|have|has|had|would|will|was|were|is|are|what|how|who|why)\s+)"
+                     r"(?:someone|somebody|anyone|anybody|everyone|everybody|the others|others|the rest|the group)\b"
+                     r"|有人|大家|(?:别人|其他人|朋友们)(?:是?怎么|说|觉得|建议|推荐|劝|给|帮|夸|评价|认为)")
+
+
+def _mentions(speaker: str) -> str:
+    wanted = re.escape(speaker.casefold())
+    return wanted if has_cjk(speaker) else rf"(?<!\w){wanted}(?!\w)(?:'s)?"
+
+
 def named_in(query: str, speakers: Iterable[str]) -> set[str]:
-    """The speakers the query is about: named as a whole word (any case) in alphabetic text, as a substring in
-    Chinese, and not only as the one it is addressed to ("Seraphina, …", "…, 小雨？")."""
+    """The speakers the query names: as a whole word (any case) in alphabetic text, as a substring in Chinese, and
+    not only as the one it is addressed to ("Seraphina, …", "…, 小雨？")."""
     lowered = query.casefold()
     named = set()
     for speaker in speakers:
-        wanted = re.escape(speaker.casefold())
-        name = wanted if has_cjk(speaker) else rf"(?<!\w){wanted}(?!\w)"
+        name = _mentions(speaker)
         unaddressed = re.sub(rf"^\s*{_GREETING}{name}\s*{_PAUSE}|{_PAUSE}\s*{name}{_END}", " ", lowered)
         if re.search(name, unaddressed):
             named.add(speaker)
     return named
 
 
+def receives(query: str, speaker: str) -> bool:
+    """Whether the query names `speaker` as the one something was said or done to: "was Jonah told", "Kwame was
+    asked", "lend Kwame a drill", "recommend to Dana", "described to Vex"; "许航…被提醒", "给许航", "劝孟瑶"; or asks
+    what other people said or did ("someone", "the others", "有人", "大家")."""
+    lowered, name = query.casefold(), _mentions(speaker)
+    if _OTHERS.search(lowered):
+        return True
+    if has_cjk(speaker):
+        return bool(re.search(rf"{name}[^，。？！,.?!\s]{{0,10}}?被|{_ZH_TO_SOMEONE}{name}", lowered))
+    # "has Melanie made" is hers, "has Melanie been asked" is not: a perfect tense is passive only with "been".
+    asked = (rf"\b(?:(?:was|were|is|are|am)\s+{name}\s+(?:being\s+|getting\s+)?|(?:has|have|had)\s+{name}\s+been\s+"
+             rf"|(?:did|does|do)\s+{name}\s+get\s+)")
+    said = (rf"{name}\s+(?:was|were|is|are|am|got|gets|get|(?:has|have|had|will|would)\s+been|(?:is|was)\s+being"
+            rf"|will\s+be|would\s+be)\s+")
+    return bool(re.search(rf"(?:{asked}|{said})(?:\w+ly\s+)?{_RECEIVED}\b"
+                          rf"|\b{_TO_SOMEONE}\s+(?:to\s+|for\s+)?{name}|\b\w+ed\s+(?:to|towards)\s+{name}", lowered))
+
+
+def whose_words(query: str, speakers: Iterable[str]) -> set[str]:
+    """The speakers whose own words the query asks about: those it names, less those on the receiving end."""
+    return {speaker for speaker in named_in(query, speakers) if not receives(query, speaker)}
+
+
 def other_speakers(query: str, records: Mapping[str, MemoryRecord]) -> set[str]:
-    """The ids of the candidates spoken by a speaker the query does not name, when it names some of the candidates'
-    speakers but not all of them; otherwise none."""
+    """The ids of the candidates spoken by a speaker the query does not ask about (whose_words), when it asks about
+    some of the candidates' speakers but not all of them; otherwise none."""
     spoken = {memory_id: speaker for memory_id, record in records.items()
               if (speaker := speaker_of(record)) is not None}
     speakers = set(spoken.values())
     if len(speakers) < 2:
         return set()
-    named = named_in(query, speakers)
+    named = whose_words(query, speakers)
     if not named or named == speakers:
         return set()
     return {memory_id for memory_id, speaker in spoken.items() if speaker not in named}
