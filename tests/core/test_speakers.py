@@ -103,6 +103,14 @@ def test_nothing_is_set_apart_when_the_question_names_every_speaker_or_none() ->
     assert other_speakers("What was Melanie asked to paint?", found) == set()
 
 
+def test_nothing_is_set_apart_for_a_transcript() -> None:
+    """The context stage searches with the recent conversation: its names are who spoke, not whom it asks about."""
+    found = candidates(said("小雨：加油，我们好好练"), said("阿明：我下周三要参加钢琴考级"))
+    assert other_speakers("小雨画了什么", found) == {"阿明：我下周三要参加钢琴考级"}
+    assert other_speakers("小雨: 你好，我是小雨老师\n阿明: 最近心里七上八下的\nUser question: 你觉得我能过吗？",
+                          found) == set()
+
+
 def test_nothing_is_set_apart_among_one_speakers_words() -> None:
     found = candidates(said("Melanie: I painted a horse"), said("the user paints", role=None, category=Category.FACT))
     assert other_speakers("What has Melanie painted?", found) == set()

@@ -115,7 +115,11 @@ def whose_words(query: str, speakers: Iterable[str]) -> set[str]:
 
 def other_speakers(query: str, records: Mapping[str, MemoryRecord]) -> set[str]:
     """The ids of the candidates spoken by a speaker the query does not ask about (whose_words), when it asks about
-    some of the candidates' speakers but not all of them; otherwise none."""
+    some of the candidates' speakers but not all of them; otherwise none. A query of several lines is a transcript
+    (the context stage's "小雨: 你好，我是小雨老师 / user: … / User question: …"): the names in it say who spoke, not
+    whom it asks about, so it sets no one apart."""
+    if "\n" in query.strip():
+        return set()
     spoken = {memory_id: speaker for memory_id, record in records.items()
               if (speaker := speaker_of(record)) is not None}
     speakers = set(spoken.values())
