@@ -50,6 +50,7 @@ def test_retrieval_settings_from_config() -> None:
         ReadSettings.from_config({"retrieval": {"retention": 0.9, "importance": 0.5}})
     assert ReadSettings.from_config({"retrieval": {"reminder_min_relevance": 0.5}}).reminder_min_relevance == 0.5
     for name, value in [("min_relevance", "x"), ("min_relevance", 2), ("reminder_min_relevance", -0.1),
-                        ("reminder_min_relevance", True)]:
+                        ("reminder_min_relevance", True), ("other_speaker_weight", "0.8"),
+                        ("other_speaker_weight", 1.5), ("question_weight", -1), ("episode_weight", None)]:
         with pytest.raises(ConfigError, match=f"{name} must be a number from 0 to 1"):
             ReadSettings.from_config({"retrieval": {name: value}})

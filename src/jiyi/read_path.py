@@ -90,6 +90,12 @@ class ReadSettings:
         rule_relevance, attribute_relevance, rule_limit, core_limit, episode_weight, question_weight,
         neighbour_weight (0 turns the neighbours' support off) and other_speaker_weight (1 turns it off)."""
         section = dict(config.get("retrieval") or {})
+        # Shares of a score (0 to 1), checked here: a wrong one would otherwise fail only when a search weighs with it.
+        for name in ("min_relevance", "reminder_min_relevance", "episode_weight", "question_weight",
+                     "other_speaker_weight"):
+            value = section.get(name, 0.0)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+                raise ConfigError(f"retrieval setting {name} must be a number from 0 to 1, got {value!r}")
         ranking_fields = {k: section.pop(k) for k in ("retention", "importance", "recency") if k in section}
         retrieval_keys = ("rule_relevance", "attribute_relevance", "rule_limit", "core_limit", "episode_weight",
                           "question_weight", "neighbour_weight", "other_speaker_weight")
@@ -101,10 +107,6 @@ class ReadSettings:
             retrieval = RetrievalSettings(ranking=RankingWeights(**ranking_fields), **retrieval_fields)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"retrieval settings: {exc}") from exc
-        for name in ("min_relevance", "reminder_min_relevance"):
-            value = section.get(name, 0.0)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
-                raise ConfigError(f"retrieval setting {name} must be a number from 0 to 1, got {value!r}")
         return cls(retrieval=retrieval, **section)
 
 
