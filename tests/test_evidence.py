@@ -115,6 +115,19 @@ def test_same_speaker_statements_keep_vectors_of_their_own() -> None:
     assert texts == ["Caroline: I moved to Austin", "Caroline: and I got a dog", "a note without a speaker"]
 
 
+def test_labelled_notes_are_not_speakers_talking() -> None:
+    """"label: value" notes stored one after another keep vectors of their own; names still pair (found by CI: two
+    servers' clients writing "A client 6 memory 2: …" had each other's notes in their vectors)."""
+    scope = Scope("u")
+    when = START
+    notes = ["Favourite food: pizza", "A client 6 memory 2: the cat is called Mochi", "Note to self: buy milk",
+             "喜欢的颜色是什么呢：蓝色"]
+    assert in_conversation([StoredMessage(n, "user", scope, created_at=when) for n in notes]) == notes
+    said = in_conversation([StoredMessage("Mary Jane: I moved to Austin", "user", scope, created_at=when),
+                            StoredMessage("小明：真的吗", "user", scope, created_at=when)])
+    assert said == ["Mary Jane: I moved to Austin", "Mary Jane: I moved to Austin\n小明：真的吗"]
+
+
 def test_messages_fade_by_their_own_rule(memory: Memory, clock: SimClock) -> None:
     covered_id = memory.add("我对花生过敏", user_id="u")["event_id"]
     memory.add("今天天气真不错啊", user_id="u")

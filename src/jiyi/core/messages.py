@@ -11,6 +11,7 @@ from typing import Any
 
 from jiyi.errors import InvalidInput
 from jiyi.records import StoredMessage
+from jiyi.text import has_cjk
 
 ROLES = frozenset({"user", "assistant", "system", "tool", "function", "developer"})
 
@@ -141,10 +142,24 @@ def speaker_of(message: StoredMessage) -> str | None:
     return speaker_prefix(message.content)
 
 
+# A name as a speaker prefix gives it: "Caroline", "Mary Jane", "Dr. Chen", "小明" — not "Favourite food", "Note to
+# self" or "A client 6 memory 2", which a note written as "label: value" starts with. Two such notes stored one after
+# the other are not two people talking, and neither is a speaker a question could name.
+_ALPHABETIC_NAME = re.compile(r"^[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}$")
+_CJK_NAME_MAX = 6
+
+
 def speaker_prefix(text: str) -> str | None:
-    """The name of a "Name: text" line, if it starts with one."""
+    """The name of a "Name: text" line, if it starts with one and the label looks like a name."""
     prefix = _SPEAKER_PREFIX.match(text)
-    return prefix.group(1).strip() if prefix else None
+    name = prefix.group(1).strip() if prefix else None
+    return name if name is not None and _name_like(name) else None
+
+
+def _name_like(label: str) -> bool:
+    if has_cjk(label):
+        return len(label) <= _CJK_NAME_MAX and " " not in label
+    return bool(_ALPHABETIC_NAME.match(label))
 
 
 def _other_party(before: StoredMessage, message: StoredMessage) -> bool:

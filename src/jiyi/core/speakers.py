@@ -24,11 +24,6 @@ from jiyi.core.messages import speaker_prefix
 from jiyi.records import Category, MemoryRecord
 from jiyi.text import has_cjk
 
-# A name as a speaker prefix gives it: "Caroline", "Mary Jane", "Dr. Chen", "小明" — not "Favourite food" or
-# "Note to self", which a memory written as "label: value" starts with.
-_ALPHABETIC_NAME = re.compile(r"^[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}$")
-_CJK_NAME_MAX = 6
-
 
 def speaker_of(record: MemoryRecord) -> str | None:
     """Who said the words a memory holds: the message's `name` (actor_id), or the "Name: " its text starts with when
@@ -39,14 +34,7 @@ def speaker_of(record: MemoryRecord) -> str | None:
         return record.actor_id
     if record.role is None or len(record.provenance) != 1:
         return None
-    name = speaker_prefix(record.content)
-    return name if name is not None and _name_like(name) else None
-
-
-def _name_like(name: str) -> bool:
-    if has_cjk(name):
-        return len(name) <= _CJK_NAME_MAX and " " not in name
-    return bool(_ALPHABETIC_NAME.match(name))
+    return speaker_prefix(record.content)  # a label such as "Favourite food: pizza" is not a speaker
 
 
 _GREETING = r"(?:(?:hey|hi|hello|dear|oh|ok|okay|so|well|嘿|嗨|哎|喂|亲爱的)[\s,，]*)?"
