@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jiyi import AsyncMemory, Memory, build_embedder, build_store
+from jiyi.core.consolidation import foldable
 from jiyi.core.lifecycle import Action, LifecyclePolicy
 from jiyi.records import Category, Layer, MemoryRecord, MemoryType, Scope
 
@@ -174,6 +175,41 @@ def test_similar_but_different_facts_are_never_merged(tmp_path: Path, clock: Sim
         clock.advance(hours=1)
         assert memory.maintain(user_id="u")["merged"] == 0
         assert sorted(m["memory"] for m in memory.get_all(user_id="u")["results"]) == sorted(texts)
+
+
+@pytest.mark.parametrize(("others", "duplicates"), [
+    (["用户在一家互联网公司做产品设计师，经常加班", "用户养了一只橘猫叫年糕", "用户对花生过敏", "用户周末喜欢去爬山",
+      "用户的妈妈住在成都", "用户正在准备雅思考试，目标是七分", "用户不吃香菜", "用户上个月买了一台富士相机"],
+     ["用户喜欢喝绿茶", "用户很喜欢喝绿茶", "用户喜欢喝绿茶。"]),
+    (["The user works as a product designer and often stays late", "The user has an orange cat called Niangao",
+      "The user is allergic to peanuts", "The user likes hiking at weekends", "The user's mother lives in Chengdu",
+      "The user is preparing for the IELTS exam", "The user doesn't eat coriander", "The user bought a camera"],
+     ["User likes green tea", "User likes green tea a lot", "user likes green tea!"]),
+])
+def test_near_duplicates_are_merged_among_many_other_memories(tmp_path: Path, clock: SimClock, others: list[str],
+                                                              duplicates: list[str]) -> None:
+    """With e5, in Chinese, every memory was "similar" to every other on the query range: one cluster of the whole
+    store, whose most informative member said none of the others, so nothing was merged (found with bench/pairs.py).
+    Now pairs are compared on the range for two memories, and a cluster may hold several groups."""
+    with Memory(_async=AsyncMemory(build_store(f"sqlite:///{tmp_path / 'e5.db'}"), build_embedder("e5"),
+                                   clock=clock)) as memory:
+        for text in [*others, *duplicates]:
+            memory.add(text, user_id="u", infer=False)
+        clock.advance(hours=1)
+        assert memory.maintain(user_id="u")["merged"] == 2
+        left = [m["memory"] for m in memory.get_all(user_id="u")["results"]]
+        assert sorted(t for t in left if t not in others) in ([d] for d in duplicates)
+        assert set(others) <= set(left)
+
+
+def test_a_cluster_of_everything_still_folds_each_group_of_duplicates() -> None:
+    texts = ["用户喜欢喝绿茶", "用户很喜欢喝绿茶", "用户喜欢喝绿茶。", "用户养了一只猫，名字叫年糕",
+             "用户养了一只猫，叫年糕", "年糕是用户养的猫", "用户住在杭州西湖边的一个小区里"]
+    records = [MemoryRecord(content=t, scope=Scope("u"), created_at=START + timedelta(minutes=i))
+               for i, t in enumerate(texts)]
+    groups = {keeper.content: sorted(r.content for r in others) for keeper, others in foldable(records)}
+    assert groups == {"用户养了一只猫，名字叫年糕": ["年糕是用户养的猫", "用户养了一只猫，叫年糕"],
+                      "用户喜欢喝绿茶。": ["用户喜欢喝绿茶", "用户很喜欢喝绿茶"]}
 
 
 def test_many_episode_summaries_fold_into_one(memory: Memory, clock: SimClock) -> None:

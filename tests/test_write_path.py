@@ -231,6 +231,26 @@ def test_offline_repeated_fact_is_none(make_memory: MakeMemory, e5: Embedder) ->
     assert rows(m, first["id"]) == [("ADD", None, "用户住在杭州")]  # no history row for a NONE
 
 
+@pytest.mark.parametrize(("known", "said"), [
+    (["用户在一家互联网公司做产品设计师", "用户养了一只橘猫叫年糕", "用户周末喜欢去爬山", "用户的妈妈住在成都"],
+     "我对花生过敏，吃一点就会起疹子"),
+    (["The user works as a product designer", "The user has an orange cat called Niangao",
+      "The user likes hiking at weekends", "The user's mother lives in Chengdu"],
+     "I'm allergic to peanuts, even a little gives me a rash"),
+])
+def test_a_fact_unrelated_to_what_is_known_is_as_important_as_in_an_empty_memory(
+        make_memory: MakeMemory, e5: Embedder, known: list[str], said: str) -> None:
+    """Scarcity compares two memories on the range for such pairs: on the query range, every Chinese memory looked
+    "the same" as its unrelated nearest neighbour (cosine ~0.9) and lost the scarcity share of its importance."""
+    m = make_memory(embedder_=e5)
+    [alone] = m.add(said, user_id="empty")["results"]
+    for text in known:
+        m.add(text, user_id="u", infer=False)
+    [beside] = m.add(said, user_id="u")["results"]
+    assert beside["memory"] == alone["memory"]
+    assert m.get(beside["id"])["importance"] == pytest.approx(m.get(alone["id"])["importance"], abs=0.05)
+
+
 @pytest.mark.parametrize("chat", ["哈哈好的", "What should I cook tonight?", "谢谢你！", "你觉得我应该学什么？"])
 def test_offline_chit_chat_is_not_remembered(make_memory: MakeMemory, chat: str) -> None:
     m = make_memory()

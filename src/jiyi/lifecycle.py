@@ -36,7 +36,7 @@ from jiyi.core.abstraction import (
     repeated_activities,
 )
 from jiyi.core.conflicts import find_conflicts
-from jiyi.core.consolidation import MIN_CLUSTER, most_informative, said_by, similar_clusters, union_provenance
+from jiyi.core.consolidation import foldable, similar_clusters, union_provenance
 from jiyi.core.episodes import summarize_episodes
 from jiyi.core.importance import importance_score, on_seed_scale
 from jiyi.core.lifecycle import Action, LifecyclePolicy, is_stable
@@ -58,6 +58,7 @@ from jiyi.records import (
     utcnow,
 )
 from jiyi.stores.base import MemoryStore, ScoredId
+from jiyi.text import has_cjk
 
 log = logging.getLogger("jiyi.maintenance")
 T = TypeVar("T")
@@ -304,12 +305,9 @@ class MaintenancePass:
         if len(candidates) < 3:
             return gone
         matrix = np.stack([vectors[r.id] for r in candidates])
-        for cluster in similar_clusters(matrix, self.embedder.calibration):
-            members = [candidates[i] for i in cluster]
-            keeper = most_informative(members)
-            others = said_by(keeper, members)
-            if len(others) < MIN_CLUSTER - 1:
-                continue
+        cjk = [has_cjk(r.content) for r in candidates]
+        clusters = similar_clusters(matrix, self.embedder.calibration, cjk)
+        for keeper, others in (group for cluster in clusters for group in foldable([candidates[i] for i in cluster])):
             members = [keeper, *others]
             written = self._ask(llm_lifecycle.merge(self.llm, [r.content for r in members], timeout=self.llm_timeout),
                                 stats) if self.llm is not None else None
@@ -424,15 +422,24 @@ class MaintenancePass:
             except Conflict:  # changed since this pass read it: the next pass shows it to the model again
                 log.info("maintenance: %s changed during the pass; left unmarked", pattern.id)
 
+    def _pair_similarity(self, text: str, hits: list[ScoredId]) -> float:
+        """How alike `text` and the first hit's memory are, on the embedder's range for two stored texts."""
+        nearest = self.store.get(hits[0].memory_id) if hits else None
+        if nearest is None:
+            return 0.0
+        return self.embedder.calibration.for_pair(text, nearest.content).relevance(hits[0].score)
+
     def _new_pattern(self, members: list[MemoryRecord], sentence: str, now: datetime,
                      stats: PassStats) -> MemoryRecord:
         agents = {r.scope.agent_id for r in members}
         scope = Scope(members[0].scope.user_id, agents.pop() if len(agents) == 1 else None)
         vector = self.embedder.embed_documents([sentence])
-        nearest = [h for h in self.store.vector_search(scope, vector[0], 1) if h.memory_id not in
-                   {r.id for r in members}]
+        # Its members are the nearest memories by construction; its scarcity is against the nearest other one.
+        member_ids = {r.id for r in members}
+        nearest = [h for h in self.store.vector_search(scope, vector[0], len(member_ids) + 1)
+                   if h.memory_id not in member_ids][:1]
         score = importance_score(kinds=["pattern"], text=sentence, confidence=0.9,
-                                 max_similarity=calibration_of(self.embedder, nearest))
+                                 max_similarity=self._pair_similarity(sentence, nearest))
         last = last_occurrence(members)
         pattern = MemoryRecord(
             content=sentence, scope=scope, memory_type=MemoryType.SEMANTIC, layer=Layer.LONG_TERM,
@@ -498,10 +505,6 @@ def spill_working_memory(store: MemoryStore, scope: Scope, policy: LifecyclePoli
             continue
         moved += 1
     return moved
-
-
-def calibration_of(embedder: Embedder, hits: list[ScoredId]) -> float:
-    return embedder.calibration.relevance(hits[0].score) if hits else 0.0
 
 
 def _lasting(record: MemoryRecord) -> bool:

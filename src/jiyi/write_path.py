@@ -62,7 +62,7 @@ from jiyi.records import (
     TurnStatus,
     utcnow,
 )
-from jiyi.stores.base import MemoryStore
+from jiyi.stores.base import MemoryStore, ScoredId
 from jiyi.text import query_terms
 
 log = logging.getLogger(__name__)
@@ -476,12 +476,11 @@ class WritePath:
         search_scope = _search_scope(scope)
         limit = self.settings.candidates_per_fact
         found: list[dict[str, float]] = []
-        nearest: dict[str, float] = {}
+        tops: list[ScoredId | None] = []
         for fact, vector in zip(facts, vectors, strict=True):
-            scores = {hit.memory_id: hit.score
-                      for hit in self.store.vector_search(search_scope, vector, limit, DECIDABLE)}
-            top = max(scores.values(), default=None)
-            nearest[fact.text] = self.embedder.calibration.relevance(top) if top is not None else 0.0
+            hits = self.store.vector_search(search_scope, vector, limit, DECIDABLE)
+            scores = {hit.memory_id: hit.score for hit in hits}
+            tops.append(max(hits, key=lambda hit: hit.score, default=None))
             # Keyword hits catch what a small embedding model misses (names, places); their cosine is computed.
             for hit in self.store.keyword_search(search_scope, query_terms(fact.text), 3, DECIDABLE):
                 scores.setdefault(hit.memory_id, 0.0)
@@ -492,6 +491,10 @@ class WritePath:
                     scores.setdefault(hit.memory_id, hit.score)
             found.append(scores)
         records = self.store.get_many(sorted({i for scores in found for i in scores}))
+        # Scarcity compares two stored texts, on the embedder's range for such pairs (Calibration.for_pair).
+        nearest = {fact.text: self.embedder.calibration.for_pair(fact.text, records[top.memory_id].content)
+                   .relevance(top.score) if top is not None and top.memory_id in records else 0.0
+                   for fact, top in zip(facts, tops, strict=True)}
         out = []
         for scores in found:
             # Search ANDs the given ids, so a turn without a user_id would also see users' memories: keep only

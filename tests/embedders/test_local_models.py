@@ -49,6 +49,31 @@ def test_a_query_s_language_picks_its_range() -> None:
     assert Calibration(0.1, 0.5).for_query("hello") == Calibration(0.1, 0.5)  # one range for every language
 
 
+def test_two_stored_texts_are_compared_on_the_range_for_pairs() -> None:
+    calibration = Calibration(0.80, 0.90, alphabetic=(0.70, 0.80), passages=(0.93, 0.97),
+                              passages_alphabetic=(0.85, 0.95))
+    assert calibration.for_pair("用户住在杭州", "用户养了一只猫") == Calibration(0.93, 0.97)
+    assert calibration.for_pair("User lives in Hangzhou", "用户养了一只猫") == Calibration(0.93, 0.97)  # either CJK
+    assert calibration.for_pair("User lives in Hangzhou", "User has a cat") == Calibration(0.85, 0.95)
+    # Without ranges of its own, a pair is compared on the query range of its language.
+    assert Calibration(0.80, 0.90, alphabetic=(0.70, 0.80)).for_pair("a cat", "a dog") == Calibration(0.70, 0.80)
+    assert Calibration(0.1, 0.5).for_pair("猫", "狗") == Calibration(0.1, 0.5)
+
+
+@pytest.mark.parametrize("name", ["e5", "use"])
+def test_unrelated_memories_of_one_user_are_not_alike(name: str) -> None:
+    """On the query range, e5 made every pair of Chinese memories "the same" (bench/pairs.py: unrelated median
+    cosine 0.916 against a query range topping out at 0.90)."""
+    embedder = build_embedder(name)
+    for first, second in [("用户养了一只橘猫叫年糕", "用户正在准备雅思考试"), ("用户的妈妈住在成都", "用户不吃香菜"),
+                          ("The user has an orange cat", "The user is preparing for the IELTS exam")]:
+        vectors = embedder.embed_documents([first, second])
+        cosine = float(vectors[0] @ vectors[1])
+        assert embedder.calibration.for_pair(first, second).relevance(cosine) < 0.5, (first, second, cosine)
+    same = embedder.embed_documents(["用户对花生过敏", "用户对花生过敏。"])
+    assert embedder.calibration.for_pair("用户对花生过敏", "用户对花生过敏。").relevance(float(same[0] @ same[1])) > 0.9
+
+
 def test_e5_ranges_follow_its_measured_cosines() -> None:
     # English: unrelated median 0.761, relevant median 0.832; Chinese 0.835 / 0.895 (bench/data/embedder_eval.json).
     e5 = build_embedder("e5").calibration
