@@ -5,6 +5,8 @@ lifecycle rule."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -279,3 +281,22 @@ def test_a_message_said_again_word_for_word_is_returned_once(memory: Memory, clo
     found = [r["memory"] for r in memory.search("traffic after work", user_id="u", top_k=5)["results"]]
     assert found.count("just got off work, traffic was terrible") == 1, found
     assert len(messages_of(memory, "u")) == 8  # every one is still stored
+
+
+def test_a_script_that_never_closes_its_memory_still_keeps_every_message(tmp_path: Path) -> None:
+    """As a script written for mem0 does (its Memory has no close()): add, and let the interpreter exit. The last
+    adds' messages were still being embedded as evidence, and the exit refused that work: they stayed unsearchable
+    with tracebacks on stderr. The Memory now finishes them at exit."""
+    db = tmp_path / "script.db"
+    config = f'{{"store": "sqlite:///{db}", "embedder": "hashing"}}'
+    script = ("from jiyi import Memory\n"
+              f"m = Memory.from_config({config})\n"
+              "m.add('我上周去了一趟青岛，海边的风好大', user_id='u')\n"
+              "m.add('Just got back from Lisbon, the custard tarts were unreal', user_id='u')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    with Memory.from_config({"store": f"sqlite:///{db}", "embedder": "hashing"}) as memory:
+        found = memory.search("Lisbon custard tarts", user_id="u")["results"]
+        assert "Just got back from Lisbon, the custard tarts were unreal" in [r["memory"] for r in found]
+        assert memory.store.turn_counts() == {"done": 2}

@@ -8,10 +8,15 @@ works inside programs that already run an event loop.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import concurrent.futures.thread  # noqa: F401  # its exit hook registered before ours: ours runs first (_settle_at_exit)
+import contextlib
 import hashlib
 import json
+import logging
 import threading
 import time
+import weakref
 from collections.abc import Coroutine, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -904,8 +909,35 @@ class _LoopThread:
         self._thread.join(timeout=5)
 
 
+EXIT_SETTLE_SECONDS = 30.0  # at interpreter exit, how long an unclosed Memory may take to finish its adds' evidence
+
+
+def _settle_at_exit(memory_ref: weakref.ref[Memory]) -> None:
+    """A script written for mem0 never closes its Memory (mem0's has no close()), so the process would end while
+    the messages of its last adds were still being embedded as evidence, leaving them unsearchable until a worker
+    took the turns up. This runs among threading's exit hooks, which run in reverse order of registration: before
+    concurrent.futures' own (registered at its import, above), which refuses new work to every executor."""
+    memory = memory_ref()
+    if memory is None or memory.closed:
+        return
+    try:
+        memory._loop.run(asyncio.wait_for(memory.aio.settle(), EXIT_SETTLE_SECONDS))
+    except Exception as exc:  # the turns stay leased: a worker (or the next process_pending) finishes them
+        logging.getLogger(__name__).warning("jiyi: at exit, the last adds' evidence was not finished (%s: %s)",
+                                            type(exc).__name__, exc)
+
+
+def _register_exit_hook(memory: Memory) -> None:
+    register = getattr(threading, "_register_atexit", atexit.register)
+    with contextlib.suppress(RuntimeError):  # the interpreter is already shutting down
+        register(_settle_at_exit, weakref.ref(memory))
+
+
 class Memory:
-    """Synchronous jiyi memory with mem0's method names. Each method is the AsyncMemory method of the same name."""
+    """Synchronous jiyi memory with mem0's method names. Each method is the AsyncMemory method of the same name.
+
+    Closing it (or a `with` block) waits for the work its calls left running; one that is never closed does that
+    when the interpreter exits."""
 
     def __init__(self, store: MemoryStore | None = None, embedder: Embedder | None = None, *,
                  llm: LLM | None = None, reranker: Reranker | None = None, config: dict[str, Any] | None = None,
@@ -917,6 +949,8 @@ class Memory:
                 _async = AsyncMemory(store, embedder, llm=llm, reranker=reranker, config=config)
         self.aio = _async
         self._loop = _LoopThread()
+        self.closed = False
+        _register_exit_hook(self)
 
     @classmethod
     def from_config(cls, config: dict[str, Any] | None = None) -> Memory:
@@ -973,6 +1007,9 @@ class Memory:
         return self._loop.run(self.aio.reset())
 
     def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
         self._loop.run(self.aio.close())
         self._loop.stop()
 
