@@ -5,6 +5,7 @@ lifecycle rule."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import threading
@@ -243,20 +244,35 @@ def test_a_sync_add_answers_before_its_messages_are_embedded(tmp_path: Path) -> 
     asyncio.run(run())
 
 
+_ADD_AND_HANG = """
+import asyncio, json, sys
+from jiyi import AsyncMemory, build_store
+from jiyi.write_path import WriteSettings
+from tests.test_evidence import HeldPassages
+
+async def main():
+    said = sys.argv[2]
+    embedder = HeldPassages(said)
+    memory = AsyncMemory(build_store(sys.argv[1]), embedder, write_settings=WriteSettings(lease_seconds=0.5))
+    answer = await memory.add([{"role": "user", "content": said}, {"role": "assistant", "content": "真好！"}],
+                              user_id="u")
+    assert await asyncio.to_thread(embedder.held.wait, 10)
+    print(json.dumps(answer), flush=True)
+    await asyncio.sleep(60)  # its messages' embedding is held: killed here
+
+asyncio.run(main())
+"""
+
+
 def test_evidence_left_by_a_process_that_died_is_kept_by_the_next(tmp_path: Path) -> None:
     path = f"sqlite:///{tmp_path / 'died.db'}"
     said = "我周末去爬了香山，风景特别美"
-    embedder = HeldPassages(said)
-    first = AsyncMemory(build_store(path), embedder, write_settings=WriteSettings(lease_seconds=0.5))
-
-    async def add_and_die() -> dict[str, object]:
-        answer = await first.add([{"role": "user", "content": said}, {"role": "assistant", "content": "真好！"}],
-                                 user_id="u")
-        assert await asyncio.to_thread(embedder.held.wait, 5)
-        return answer  # the loop ends here, the evidence task with it: as if the process died
-
-    answer = asyncio.run(add_and_die())
-    embedder.release.set()
+    first = subprocess.Popen([sys.executable, "-c", _ADD_AND_HANG, path, said], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parents[1])
+    assert first.stdout is not None
+    answer = json.loads(first.stdout.readline())
+    first.kill()  # answered, its evidence not kept yet
+    first.wait(10)
     second = Memory(_async=AsyncMemory(build_store(path), build_embedder("hashing"),
                                        write_settings=WriteSettings(lease_seconds=0.5)))
     assert second.get_event(str(answer["event_id"]))["status"] == "RUNNING"  # still leased to the dead process
@@ -281,6 +297,28 @@ def test_a_message_said_again_word_for_word_is_returned_once(memory: Memory, clo
     found = [r["memory"] for r in memory.search("traffic after work", user_id="u", top_k=5)["results"]]
     assert found.count("just got off work, traffic was terrible") == 1, found
     assert len(messages_of(memory, "u")) == 8  # every one is still stored
+
+
+def test_an_event_loop_that_ends_finishes_the_evidence_of_its_adds_first(tmp_path: Path) -> None:
+    """An AsyncMemory never closed, in `asyncio.run(main())`: the loop's end cancelled the evidence task, and the
+    messages stayed unsearchable until a worker took the turn up (a script has none). The loop now waits for it."""
+    path = f"sqlite:///{tmp_path / 'loop.db'}"
+    said = "Just got back from Lisbon, the custard tarts were unreal"
+    embedder = HeldPassages(said)
+    memory = AsyncMemory(build_store(path), embedder)
+
+    async def main() -> dict[str, object]:
+        answer = await memory.add(said, user_id="u")
+        assert await asyncio.to_thread(embedder.held.wait, 5)
+        threading.Timer(0.3, embedder.release.set).start()  # the embedding goes on after the loop is told to end
+        return answer
+
+    answer = asyncio.run(main())
+    turn = memory.store.get_turn(str(answer["event_id"]))
+    assert turn is not None and turn.status.value == "done"
+    with Memory(_async=AsyncMemory(build_store(path), build_embedder("hashing"))) as later:
+        assert said in [r["memory"] for r in later.search("Lisbon custard tarts", user_id="u")["results"]]
+    asyncio.run(memory.close())
 
 
 def test_a_script_that_never_closes_its_memory_still_keeps_every_message(tmp_path: Path) -> None:

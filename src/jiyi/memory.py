@@ -64,8 +64,10 @@ from jiyi.write_path import EVIDENCE_PENDING, WritePath, WriteSettings
 if TYPE_CHECKING:
     from jiyi.rerankers.base import Reranker
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_TOP_K = 20
+EXIT_SETTLE_SECONDS = 30.0  # at exit (of the interpreter or an event loop), how long the last adds' evidence may take
 DEFAULT_CONTEXT_TOP_K = 5
 BUDGET_RANGE = (100, 20_000)  # characters of injected memory
 DEFAULT_LIST_LIMIT = 100
@@ -298,7 +300,22 @@ class AsyncMemory:
 
         async def keep() -> TurnRecord:
             with embedding_lane(lane):
-                return await self.write_path.keep_evidence(turn, stored)
+                try:
+                    return await self.write_path.keep_evidence(turn, stored)
+                except asyncio.CancelledError:
+                    # Only the end of the event loop cancels this (asyncio.run returning while an add's evidence
+                    # is being kept, as when an AsyncMemory is never closed): the loop waits for cancelled tasks to
+                    # finish, so finish, from the start (keeping evidence is idempotent), or the messages would stay
+                    # unsearchable until a worker took the turn up. A second cancellation ends it.
+                    task = asyncio.current_task()
+                    if task is None or task.uncancel() > 0:
+                        raise
+                    try:
+                        return await asyncio.wait_for(self.write_path.keep_evidence(turn, stored),
+                                                      EXIT_SETTLE_SECONDS)
+                    except TimeoutError:  # still leased: a worker takes the turn up when the lease runs out
+                        log.warning("turn %s: its evidence was not kept before the event loop ended", turn.id)
+                        return turn
 
         task = asyncio.get_running_loop().create_task(keep())
         pending = self._evidence.setdefault(lane, set())
@@ -909,9 +926,6 @@ class _LoopThread:
         self._thread.join(timeout=5)
 
 
-EXIT_SETTLE_SECONDS = 30.0  # at interpreter exit, how long an unclosed Memory may take to finish its adds' evidence
-
-
 def _settle_at_exit(memory_ref: weakref.ref[Memory]) -> None:
     """A script written for mem0 never closes its Memory (mem0's has no close()), so the process would end while
     the messages of its last adds were still being embedded as evidence, leaving them unsearchable until a worker
@@ -923,8 +937,7 @@ def _settle_at_exit(memory_ref: weakref.ref[Memory]) -> None:
     try:
         memory._loop.run(asyncio.wait_for(memory.aio.settle(), EXIT_SETTLE_SECONDS))
     except Exception as exc:  # the turns stay leased: a worker (or the next process_pending) finishes them
-        logging.getLogger(__name__).warning("jiyi: at exit, the last adds' evidence was not finished (%s: %s)",
-                                            type(exc).__name__, exc)
+        log.warning("at exit, the last adds' evidence was not finished (%s: %s)", type(exc).__name__, exc)
 
 
 def _register_exit_hook(memory: Memory) -> None:
