@@ -62,6 +62,16 @@ def test_chinese_pronouns_resolve_to_the_last_one_named(earlier: list[str], said
 
 
 @pytest.mark.parametrize(("earlier", "said", "fact"), [
+    (["我家的狗叫豆豆"], "豆豆是我最好的朋友", "用户家的狗豆豆是用户最好的朋友"),
+    ([], "我妈是我最好的朋友", "用户的妈妈是用户最好的朋友"),
+    ([], "我喜欢跑步，现在我每周都跑", "用户每周都跑"),  # the second clause's own 我 is its subject
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_a_second_wo_in_the_clause_keeps_the_first_as_the_subject(earlier: list[str], said: str, fact: str) -> None:
+    """豆豆是我最好的朋友 became 家的狗豆豆是用户最好的朋友: the 我 of 我家的狗 was taken for a carried-over subject."""
+    assert fact in texts(said, *earlier)
+
+
+@pytest.mark.parametrize(("earlier", "said", "fact"), [
     (["My son just turned three."], "He's obsessed with dinosaurs", "User's son is obsessed with dinosaurs"),
     (["My wife is a nurse."], "She's transferring to the ER next month",
      "User's wife is transferring to the ER next month"),

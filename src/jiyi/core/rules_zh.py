@@ -698,10 +698,13 @@ _OTHERS = frozenset("朋友 好朋友 同事 同学 室友 领导 老板 闺蜜 
 _PRAISE = re.compile(r"(?:特别|很|好|太|超|真|挺|超级)(?:可爱|漂亮|好看|帅|萌|好吃|好玩|有趣|厉害|棒|乖)(?:啊|呀|了|的|哦)*$")
 
 
-def _generic(clause: str, subject: str) -> Fact | None:
-    """A first-person statement no specific rule knows, kept as it was said: 我在字节做后端开发 → 用户在字节做后端开发."""
-    if re.match(r"^[^我，,]{1,6}我(?!们)", clause):
-        subject = ""  # 现在我每周都回家: the clause has its own 我
+def _generic(clause: str, subject: str, *, implied: bool = False) -> Fact | None:
+    """A first-person statement no specific rule knows, kept as it was said: 我在字节做后端开发 → 用户在字节做后端开发.
+    `implied`: the subject was not said in this clause but carried over from the sentence's first one."""
+    if implied and re.match(r"^[^我，,]{1,6}我(?!们)", clause):
+        # 现在我每周都回家: the clause has its own 我. Not when the subject was said: in 我家的狗豆豆是我最好的朋友 or
+        # 我妈是我最好的朋友 the first 我 is still the subject.
+        subject = ""
     text = _TRAILING.sub("", to_third_person(subject + clause))
     owner = re.match(r"^(?:我的?)?(?P<rel>" + RELATIONS + r")的", clause if subject == "" else subject[1:] + clause)
     if owner and (_PRAISE.search(clause) or owner.group("rel") in _OTHERS):
@@ -838,7 +841,7 @@ def _continuation(said: str, fact: Fact | None, subject: str | None, previous: F
         _fold(previous, said, own)
         return _MERGED
     if subject and (fact is None or about_relation) and _CONTINUATION.match(said):
-        return own or _generic(_objects_resolved("我" + said, mentions)[1:], subject)
+        return own or _generic(_objects_resolved("我" + said, mentions)[1:], subject, implied=True)
     return own if about_relation else fact
 _ABOUT_RELATION = re.compile(r"^我(?:家)?的?(?P<rel>" + _PLURALS + "|" + RELATIONS + ")")
 
