@@ -181,6 +181,18 @@ def test_irregular_pasts_are_not_inflected() -> None:
     assert rules_en.to_third_person("I had sushi for dinner") == "User had sushi for dinner"
 
 
+@pytest.mark.parametrize(("said", "kept"), [
+    ("I need a latte every day", "User needs a latte every day"),  # "need" ends like a past tense
+    ("I feed the cat at seven", "User feeds the cat at seven"),
+    ("I miss my grandma", "User misses User's grandma"),
+    ("I stress about money", "User stresses about money"),
+    ("I played chess yesterday", "User played chess yesterday"),
+    ("I agreed to host the party", "User agreed to host the party"),
+])
+def test_present_tenses_are_inflected_and_pasts_are_not(said: str, kept: str) -> None:
+    assert rules_en.to_third_person(said) == kept
+
+
 @pytest.mark.parametrize(("text", "topic"), [
     ("忘掉我刚才说的", None), ("别记这个", None), ("请忘记这件事", None), ("forget that", None),
     ("Forget what I just said.", None), ("把我住在无锡这件事删了", "我住在无锡"), ("忘了关于我前任的事吧", "我前任"),

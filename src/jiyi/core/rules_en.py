@@ -85,13 +85,19 @@ _PAST_TIME = re.compile(r"\b(?:yesterday|last (?:night|week|weekend|month|year|t
 _FUTURE = re.compile(r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|about to|tomorrow|next|soon|later)\b", _I)
 
 
+# Present tenses that end like a past one: "I need a latte every day" → "User needs…", not "User need…".
+_PRESENT_IN_ED = frozenset("need feed bleed breed speed proceed succeed exceed heed weed seed shred wed embed".split())
+
+
 def _third_person_verb(word: str) -> str:
     lower = word.lower()
     if lower in _IRREGULAR_3RD:
         return _IRREGULAR_3RD[lower]
     if lower in _NO_INFLECTION or lower in PAST_IRREGULAR:
         return word
-    if re.search(r"(?:ed|s)$", lower) and lower not in ("guess", "miss", "pass", "focus"):
+    if lower.endswith("ss") or lower == "focus":  # "miss", "guess", "stress": a present tense, never an inflected one
+        return word + "es"
+    if (lower.endswith("ed") and lower not in _PRESENT_IN_ED) or lower.endswith("s"):
         return word  # past tense or already inflected
     if re.search(r"(?:sh|ch|x|z|ss|o)$", lower):
         return word + "es"
