@@ -61,6 +61,18 @@ def test_chinese_pronouns_resolve_to_the_last_one_named(earlier: list[str], said
     assert fact in texts(said, *earlier)
 
 
+@pytest.mark.parametrize(("earlier", "said", "kept"), [
+    # 叫《…》 names the play just spoken of; it was "用户的弟弟叫《恋爱的犀牛》", from the brother of a day before.
+    (["我弟弟下周结婚，我要当伴郎"], "周末去看了场话剧，叫《恋爱的犀牛》", ["用户周末去看了场话剧，叫《恋爱的犀牛》"]),
+    ([], "我新买了一辆车，叫小白", ["用户新买了一辆车，叫小白"]),
+    ([], "我有个妹妹，叫小雨", ["用户有个妹妹叫小雨"]),
+    (["我有个妹妹"], "叫小雨", ["用户的妹妹叫小雨"]),  # one thought sent as two messages
+    ([], "我有个弟弟。叫了外卖", ["用户有个弟弟"]),  # 叫了: calling for, not naming
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_a_bare_jiao_names_what_the_sentence_spoke_of(earlier: list[str], said: str, kept: list[str]) -> None:
+    assert texts(said, *earlier) == kept
+
+
 @pytest.mark.parametrize(("earlier", "said", "fact"), [
     (["我家的狗叫豆豆"], "豆豆是我最好的朋友", "用户家的狗豆豆是用户最好的朋友"),
     ([], "我妈是我最好的朋友", "用户的妈妈是用户最好的朋友"),

@@ -783,17 +783,21 @@ def extract_chinese(text: str, last_relation: str | None = None, context: Sequen
     facts: list[Fact] = []
     sentence_subject: str | None = None  # who a subjectless clause is about: 我今年28，单身 → 用户单身
     previous_sentence = -1
+    sentence_start, first_clause = len(mentions), True  # where this sentence's mentions begin; its first clause
     cause: str | None = None
     for clause, asked, sentence in _sentences_with_marks(text):
         if sentence != previous_sentence:
             sentence_subject, previous_sentence, cause = None, sentence, None
+            sentence_start, first_clause = len(mentions), True
         clause = _LEADING_CHATTER.sub("", clause)
         clause = _LEADING_CHATTER.sub("", clause)
         if not clause or asked or _QUESTION.search(clause) or _HYPOTHETICAL.search(clause):
             cause = None
             continue
-        fact, said = _extract_clause(clause, mentions, facts)
         previous = facts[-1] if facts and facts[-1].sentence == sentence else None
+        fact, said = _extract_clause(clause, mentions, facts, mentions[sentence_start:], previous,
+                                     opens_sentence=first_clause)
+        first_clause = False
         subjectless = said is not None and said == clause and not re.match(
             r"^[^，,]{0,6}?我|^(?:" + _PLURALS + "|" + RELATIONS + ")", said)
         if said is not None and subjectless and fact is not _MERGED and (sentence_subject or previous is not None) \
@@ -846,15 +850,29 @@ def _continuation(said: str, fact: Fact | None, subject: str | None, previous: F
 _ABOUT_RELATION = re.compile(r"^我(?:家)?的?(?P<rel>" + _PLURALS + "|" + RELATIONS + ")")
 
 
-def _extract_clause(clause: str, mentions: Sequence[Mention], facts: list[Fact]) -> tuple[Fact | None, str | None]:
-    """The clause's fact, and the clause as said by the user with its pronoun resolved (None: about someone else)."""
+def _extract_clause(clause: str, mentions: Sequence[Mention], facts: list[Fact], sentence_mentions: Sequence[Mention],
+                    previous: Fact | None, opens_sentence: bool) -> tuple[Fact | None, str | None]:
+    """The clause's fact, and the clause as said by the user with its pronoun resolved (None: about someone else).
+    `sentence_mentions`: who this sentence named before the clause; `previous`: this sentence's fact before it;
+    `opens_sentence`: no clause of the sentence comes before it."""
     pronoun = _PRONOUN_NAME.match(clause)
-    if pronoun:
-        who = resolve(mentions, _PRONOUN_GENDER[clause[0]]) if clause[0] in _PRONOUN_GENDER else next(
-            (m for m in reversed(mentions) if m.owned and m.gender != THING), None)
+    if pronoun and not re.match(r"[了过着]", pronoun.group("name")):  # 他叫了外卖: calling for, not naming
+        name = _TRAILING.sub("", pronoun.group("name"))
+        if clause[0] in _PRONOUN_GENDER:
+            who = resolve(mentions, _PRONOUN_GENDER[clause[0]])
+        else:
+            # A bare 叫X names what this sentence just spoke of: 我有个妹妹，叫小雨 — but 周末去看了场话剧，叫《恋爱的犀牛》
+            # names the play, not the brother of an earlier message.
+            who = next((m for m in reversed(sentence_mentions) if m.owned and m.gender != THING), None)
+            if who is None and previous is not None:
+                if "叫" in previous.text:
+                    return None, None
+                previous.text += f"，叫{name}"
+                return _MERGED, clause
+            if who is None and opens_sentence:  # 我有个妹妹 / 叫小雨, sent as two messages
+                who = next((m for m in reversed(mentions) if m.owned and m.gender != THING), None)
         if who is None:
             return None, None
-        name = _TRAILING.sub("", pronoun.group("name"))
         if facts and (facts[-1].topic == who.noun or who.noun in facts[-1].text) and re.match(
                 r"^用户.{0,6}(?:有|养|领养|收养|捡)", facts[-1].text) and "叫" not in facts[-1].text:
             facts[-1].text += f"叫{name}"  # 我有个妹妹，叫小雨: one fact
