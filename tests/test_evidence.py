@@ -74,6 +74,22 @@ def test_a_fact_replaces_the_message_it_came_from_in_results(memory: Memory) -> 
     assert message["memory"] == "我对花生过敏" and "covered" in message["tags"]
 
 
+def test_the_assistants_reply_to_a_message_a_fact_stands_for_is_left_out_too(memory: Memory) -> None:
+    """"恭喜！" is found through the message it answers (its vector holds both) and says nothing alone: where the fact
+    stands for that message, the reply goes with it. A reply to a message no fact covers stays."""
+    memory.add([{"role": "user", "content": "我弟弟下周结婚"}, {"role": "assistant", "content": "恭喜恭喜！"}],
+               user_id="u")
+    memory.add([{"role": "user", "content": "红烧肉又做失败了，太咸了"},
+                {"role": "assistant", "content": "下次少放点酱油试试"}], user_id="u")
+    by_text = {m["memory"]: m for m in messages_of(memory, "u")}
+    answered = by_text["我弟弟下周结婚"]["provenance"][0]["message_id"]  # type: ignore[index]
+    assert by_text["恭喜恭喜！"]["tags"] == ["message", f"in-reply-to:{answered}"]
+    found = [r["memory"] for r in memory.search("我弟弟结婚", user_id="u", top_k=10)["results"]]
+    assert "用户的弟弟下周结婚" in found and "恭喜恭喜！" not in found and "我弟弟下周结婚" not in found
+    found = [r["memory"] for r in memory.search("红烧肉太咸", user_id="u", top_k=10)["results"]]
+    assert "红烧肉又做失败了，太咸了" in found and "下次少放点酱油试试" in found  # no fact covers these
+
+
 def test_messages_are_listed_only_on_request_and_by_the_category_filter(memory: Memory) -> None:
     memory.add("我对花生过敏", user_id="u")
     memory.add("今天天气真不错啊", user_id="u")

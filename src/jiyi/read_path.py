@@ -272,7 +272,7 @@ class ReadPath:
             details = {**hit.details, "rerank": round(score, 6), "fused_score": hit.score} if request.explain else {}
             reranked.append(SearchHit(hit.record, round(weighed, 6), details, round(score, 6)))
         reranked.sort(key=lambda h: (-h.score, h.record.id))
-        reranked = without_covered_messages(reranked, request.top_k)
+        reranked = without_covered_messages(reranked, request.top_k, request.query)
         retrieval.timings_ms["rerank_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return Retrieval(reranked[: request.top_k], retrieval.timings_ms, retrieval.paths)
 
@@ -346,7 +346,7 @@ class ReadPath:
             for outcome in outcomes:
                 if isinstance(outcome, BaseException):
                     raise outcome
-            if found := merged([relevant for relevant, _ in attempts], request.top_k):
+            if found := merged([relevant for relevant, _ in attempts], request.top_k, question):
                 return Recall(found, stages)
         if not wanted("rewrite"):
             return Recall([], stages)
@@ -433,16 +433,16 @@ class ReadPath:
         }
 
 
-def merged(found: Sequence[Sequence[SearchHit]], top_k: int) -> list[SearchHit]:
+def merged(found: Sequence[Sequence[SearchHit]], top_k: int, question: str | None = None) -> list[SearchHit]:
     """The relevant hits of several searches, best first, each memory once (its best score) and no message that a
-    fact among them stands for."""
+    fact among them stands for (nor a reply to one that shares no word with the `question`)."""
     best: dict[str, SearchHit] = {}
     for hits in found:
         for hit in hits:
             if hit.record.id not in best or hit.score > best[hit.record.id].score:
                 best[hit.record.id] = hit
     ranked = sorted(best.values(), key=lambda h: (-h.score, h.record.id))
-    return without_covered_messages(ranked, top_k)
+    return without_covered_messages(ranked, top_k, question)
 
 
 def _said(text: str) -> str:

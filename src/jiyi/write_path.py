@@ -39,7 +39,7 @@ from jiyi.core.forget_request import ForgetRequest, forget_request
 from jiyi.core.importance import importance_score, on_seed_scale
 from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import ChatMessage, in_conversation
-from jiyi.core.retrieval import SearchRequest, hybrid_search
+from jiyi.core.retrieval import REPLY_TAG, SearchRequest, hybrid_search
 from jiyi.core.temporal import resolve_event_time
 from jiyi.embedders.base import Embedder
 from jiyi.errors import BackendUnavailable
@@ -88,6 +88,14 @@ _SOURCES = {"user": Source.USER, "assistant": Source.ASSISTANT, "system": Source
 # In a turn's options while its facts are applied and its messages not yet kept as evidence: the roles whose messages
 # a fact of the turn came from.
 EVIDENCE_PENDING = "evidence_pending"
+
+
+def _reply_tag(message: StoredMessage, before: StoredMessage | None, text: str) -> list[str]:
+    """An assistant's reply embedded with the user's message it answers ("恭喜！" after "我弟弟下周结婚") is tagged with
+    that message (retrieval.REPLY_TAG): where a fact stands for the message, the reply alone says nothing more."""
+    if before is None or message.role != "assistant" or before.role != "user" or text == message.content.strip():
+        return []
+    return [f"{REPLY_TAG}{before.id}"]
 
 
 def evidence_id(message_id: str) -> str:
@@ -647,18 +655,20 @@ class WritePath:
         if not said:
             return
         earlier = await self._io(self._message_before, turn.scope, said[0])
-        texts = in_conversation([*earlier, *said])[len(earlier):]
+        conversation = [*earlier, *said]
+        texts = in_conversation(conversation)[len(earlier):]
         vectors = await self._embed(texts)
         now = self.clock()
         records = [MemoryRecord(
             content=m.content.strip(), scope=turn.scope, id=evidence_id(m.id), actor_id=m.name, role=m.role,
             memory_type=MemoryType.EPISODIC, layer=Layer.SHORT_TERM, category=Category.MESSAGE,
             importance=MESSAGE_IMPORTANCE, source=_SOURCES.get(m.role, Source.USER),
-            tags=["message", *(["covered"] if m.role in covering_roles else [])],
+            tags=["message", *(["covered"] if m.role in covering_roles else []),
+                  *_reply_tag(m, conversation[len(earlier) + i - 1] if earlier or i else None, text)],
             metadata=dict(turn.options.get("metadata") or {}),
             provenance=[SourceRef(m.id, m.role, m.created_at, m.external_id)],
             created_at=now, event_time=event_time(m.content, m.created_at),
-        ) for m in said]
+        ) for i, (m, text) in enumerate(zip(said, texts, strict=True))]
         history = [HistoryEvent(r.id, Event.ADD, None, r.content, created_at=now, actor_id=r.actor_id, role=r.role)
                    for r in records]
         await self._io(self.store.insert, records, vectors, history)

@@ -325,9 +325,26 @@ def _relevance_in_the_query_language(ranked: dict[str, list[PathHit]], calibrati
     return {f.memory_id: f.score for f in fuse({**ranked, "vector": vector}, settings.path_weights, norm=norm)}
 
 
-def without_covered_messages(ranked: Sequence[SearchHit], top_k: int) -> list[SearchHit]:
+REPLY_TAG = "in-reply-to:"  # on an assistant's reply kept as evidence: the user message it answers (write_path)
+
+
+def _answered(record: MemoryRecord) -> str | None:
+    return next((tag[len(REPLY_TAG):] for tag in record.tags if tag.startswith(REPLY_TAG)), None)
+
+
+def _stood_for(record: MemoryRecord, covered: set[str], asked: frozenset[str] | None) -> bool:
+    """A message a returned fact came from, or an assistant's reply to one that shares no word with the question."""
+    if not covered.isdisjoint(ref.message_id for ref in record.provenance):
+        return True
+    return asked is not None and _answered(record) in covered and asked.isdisjoint(
+        analyze_for_index(record.content).terms.split())
+
+
+def without_covered_messages(ranked: Sequence[SearchHit], top_k: int, question: str | None = None) -> list[SearchHit]:
     """The best `top_k` hits without evidence messages that a fact already stands for:
-    - a message a returned fact came from is left out (the fact says it);
+    - a message a returned fact came from is left out (the fact says it), and so is the assistant's reply to it when
+      it shares no word with the `question`: found through the message it answers ("我弟弟下周结婚" → "恭喜！"), it
+      says nothing more alone ("oh no, is the plant alright?" stays for "is the plant alright?");
     - a message that a fact came from *and something said later changed or repeated* (the fact cites a newer message
       too) is replaced by that fact where the message ranks, even when the fact alone would rank lower: the old words
       of a superseded habit must not outrank what replaced them ("I cycle to work every day" → "the doctor says no
@@ -345,10 +362,11 @@ def without_covered_messages(ranked: Sequence[SearchHit], top_k: int) -> list[Se
     selected: list[SearchHit] = []
     covered: set[str] = set()
     taken: set[str] = set()
+    asked = frozenset(query_terms(question)) if question is not None else None
     said: set[str] = set()  # the words of the messages kept: "Nice!" said on ten days is returned once
     for hit in ranked:
         if hit.record.category is Category.MESSAGE:
-            if not covered.isdisjoint(ref.message_id for ref in hit.record.provenance):
+            if _stood_for(hit.record, covered, asked):
                 continue
             words = normalize(hit.record.content)
             if words in said:
@@ -368,7 +386,7 @@ def without_covered_messages(ranked: Sequence[SearchHit], top_k: int) -> list[Se
                 if sources - covered:
                     covered |= sources
                     selected = [h for h in selected if h.record.category is not Category.MESSAGE
-                                or covered.isdisjoint(ref.message_id for ref in h.record.provenance)]
+                                or not _stood_for(h.record, covered, asked)]
         taken.add(hit.record.id)
         selected.append(hit)
         if len(selected) >= top_k:
@@ -438,7 +456,7 @@ def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest
     ranked = fuse_paths(store, embedder, request, paths, settings)
     if request.threshold is not None:
         ranked = [h for h in ranked if h.score >= request.threshold]
-    ranked = without_covered_messages(ranked, request.top_k)
+    ranked = without_covered_messages(ranked, request.top_k, request.query)
     timings = {"embed_ms": vector.embed_ms, "vector_ms": vector.elapsed_ms, "keyword_ms": keyword.elapsed_ms,
                "rules_ms": rules.elapsed_ms, "fuse_ms": _ms(started)}
     return Retrieval(ranked[: request.top_k], {k: round(v, 3) for k, v in timings.items()},
