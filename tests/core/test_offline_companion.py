@@ -61,6 +61,16 @@ def test_chinese_pronouns_resolve_to_the_last_one_named(earlier: list[str], said
     assert fact in texts(said, *earlier)
 
 
+@pytest.mark.parametrize(("said", "kept", "topic"), [
+    ("我不去云南了", "用户不再去云南", "云南"),  # was "用户不再云南"
+    ("我不再去健身房了", "用户不再去健身房", "健身房"),
+    ("我不吃辣了", "用户不再吃辣", "吃辣"),
+])
+def test_what_the_user_no_longer_does_keeps_its_verb(said: str, kept: str, topic: str) -> None:
+    fact = only(said)
+    assert (fact.text, fact.topic, fact.negated) == (kept, topic, True)
+
+
 @pytest.mark.parametrize(("earlier", "said", "kept"), [
     # 叫《…》 names the play just spoken of; it was "用户的弟弟叫《恋爱的犀牛》", from the brother of a day before.
     (["我弟弟下周结婚，我要当伴郎"], "周末去看了场话剧，叫《恋爱的犀牛》", ["用户周末去看了场话剧，叫《恋爱的犀牛》"]),

@@ -167,12 +167,14 @@ def _reversal(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"), 16)
     if not what:
         return None
-    what = re.sub(r"^(?:再|去|会)", "", what)
-    if len(what) < 2:
+    what = re.sub(r"^(?:再|会)", "", what)
+    # 不去健身房了: the place is the topic, the going stays in the fact ("用户不再健身房" said nothing).
+    topic = re.sub(r"^去", "", what)
+    if len(topic) < 2:
         return None  # 不减了 / 不吃了: what is no longer done is not said
     if _STATE_ONLY.fullmatch(what):  # 我不紧张了: how the user feels now
         return make_fact(f"用户不再{what}", FactKind.STATE, 0.3, topic=what, slot=MOOD_SLOT, negated=True)
-    return make_fact(f"用户不再{what}", _kind_of_habit(what), 0.7, topic=_topic_of(what), negated=True)
+    return make_fact(f"用户不再{what}", _kind_of_habit(topic), 0.7, topic=_topic_of(topic), negated=True)
 
 
 def _quit(m: re.Match[str], clause: str) -> Fact | None:
