@@ -305,6 +305,28 @@ def test_evidence_left_by_a_process_that_died_is_kept_by_the_next(tmp_path: Path
     second.close()
 
 
+def test_the_next_process_takes_up_what_a_dead_one_left_without_a_worker(tmp_path: Path) -> None:
+    """A script, not a server: nobody calls process_pending. Its first call takes up the turn a killed process left
+    (once the lease ran out), and a queued async add is left to whoever processes the queue."""
+    path = f"sqlite:///{tmp_path / 'resumed.db'}"
+    said = "我周末去爬了香山，风景特别美"
+    first = subprocess.Popen([sys.executable, "-c", _ADD_AND_HANG, path, said], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parents[1])
+    assert first.stdout is not None
+    answer = json.loads(first.stdout.readline())
+    first.kill()
+    first.wait(10)
+    time.sleep(0.6)  # the dead process's lease (0.5 s) runs out
+    with Memory(_async=AsyncMemory(build_store(path), build_embedder("hashing"),
+                                   write_settings=WriteSettings(lease_seconds=0.5))) as second:
+        queued = second.add("我在学吉他", user_id="u", async_mode=True)["event_id"]
+        second.settle()  # what the first call took up in the background is done
+        assert second.get_event(str(answer["event_id"]))["status"] == "SUCCEEDED"
+        assert said in [m["memory"] for m in messages_of(second, "u")]  # kept as evidence
+        assert second.get_event(queued)["status"] == "PENDING"
+        assert second.process_pending() == 1  # the queued add, and nothing else
+
+
 def test_a_message_said_again_word_for_word_is_returned_once(memory: Memory, clock: SimClock) -> None:
     for day in range(4):  # the same small talk on four days, between other things
         clock.now = START + timedelta(days=day)

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_TOP_K = 20
+RESUME_BATCH = 16  # abandoned turns taken up per claim
 EXIT_SETTLE_SECONDS = 30.0  # at exit (of the interpreter or an event loop), how long the last adds' evidence may take
 DEFAULT_CONTEXT_TOP_K = 5
 BUDGET_RANGE = (100, 20_000)  # characters of injected memory
@@ -183,6 +184,7 @@ class AsyncMemory:
         # lane waits for it, so what this process was told is searchable by the next search, as before.
         self._evidence: dict[str, set[asyncio.Task[TurnRecord]]] = {}
         self._orphaned: dict[str, list[tuple[TurnRecord, list[StoredMessage]]]] = {}
+        self._resuming: asyncio.Task[int] | None = None  # the turns a dead process left, taken up at the first call
         if embedder.dims:  # a remote embedder may learn its dimension only from its first answer
             store.bind_embedding(embedder.model_id, embedder.dims)
 
@@ -238,6 +240,7 @@ class AsyncMemory:
         overlapping the original waits for it)."""
         scope, _ = merge_scope(Scope(user_id, agent_id, run_id), filters)
         scope.require()
+        self._resume_abandoned_once()
         if idempotency_key is not None:
             if not isinstance(idempotency_key, str) or not idempotency_key.strip() or len(idempotency_key) > 256:
                 raise InvalidInput("idempotency_key must be a non-empty string of at most 256 characters")
@@ -342,9 +345,35 @@ class AsyncMemory:
             await asyncio.gather(*(asyncio.shield(task) for task in tasks), return_exceptions=True)
 
     async def settle(self) -> None:
-        """Wait until the work earlier calls left running is done: access counts of searches, evidence of adds."""
+        """Wait until the work earlier calls left running is done: access counts of searches, evidence of adds, the
+        turns of a dead process this one took up."""
         await self._evidence_kept()
+        resuming = self._resuming  # started on this loop (an earlier asyncio.run's ended with its loop)
+        if resuming is not None and not resuming.done() and resuming.get_loop() is asyncio.get_running_loop():
+            await asyncio.gather(asyncio.shield(resuming), return_exceptions=True)
         await self.read_path.settle()
+
+    def _resume_abandoned_once(self) -> None:
+        """At the first add, search or context call, take up in the background the turns a process that died left
+        unfinished (answered, but its messages not yet kept as evidence; or cut off mid-extraction), once their lease
+        has run out, as a worker would: a script has none. Queued and retried turns are left to whoever processes
+        them (a worker, process_pending)."""
+        if self._resuming is None:
+            self._resuming = asyncio.get_running_loop().create_task(self._resume_abandoned())
+
+    async def _resume_abandoned(self) -> int:
+        resumed = 0
+        try:
+            while turns := await self._run(self.store.claim_turns, self.clock(), self.clock() + timedelta(
+                    seconds=self.write_path.settings.lease_seconds), RESUME_BATCH, abandoned_only=True):
+                for turn in turns:  # cut off in turn (the loop ends): leased still, taken up again later
+                    await self._process_in_lane(turn)
+                resumed += len(turns)
+        except Exception:  # the store or the model is failing: the turns stay leased, a later process retries
+            log.exception("could not take up the turns a process left unfinished")
+        if resumed:
+            log.info("took up %d turns a process left unfinished", resumed)
+        return resumed
 
     async def _add_once(self, key: str, request: dict[str, Any]) -> dict[str, Any]:
         deadline = time.monotonic() + IDEMPOTENT_WAIT_SECONDS
@@ -625,6 +654,7 @@ class AsyncMemory:
             include_expired=show_expired,
             explain=explain,
         )
+        self._resume_abandoned_once()
         await self._evidence_kept(request.scope)
         retrieval = await self.read_path.search(request, rerank=rerank)
         results = [search_item(hit, explain) for hit in retrieval.hits]
@@ -689,6 +719,7 @@ class AsyncMemory:
             rewrite_prompt=rewrite_prompt, rewritten_query=rewritten_query, user_name=user_name,
             char_name=char_name, context_messages=context_messages, min_relevance=min_relevance, deadline=deadline,
             only_stages=tuple(only_stages) if only_stages is not None else None)
+        self._resume_abandoned_once()
         await self._evidence_kept(request.scope)
         return await self.read_path.context(request, messages, budget_chars=budget_chars, header=header)
 

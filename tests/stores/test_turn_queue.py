@@ -136,6 +136,19 @@ def test_a_processing_turn_is_claimed_again_only_after_its_lease_expired(store: 
     assert again.id == turn.id and again.lease_until == T0 + timedelta(minutes=11)
 
 
+def test_claiming_the_abandoned_only_leaves_queued_and_retried_turns(store: MemoryStore) -> None:
+    queued = queue(store)
+    retry = queue(store, status=TurnStatus.RETRY)
+    held = queue(store, ALICE, "held")
+    assert store.claim_turns(T0, T0 + timedelta(minutes=5), 10, abandoned_only=True) == []  # none being processed
+    assert store.claim_turns(T0, T0 + timedelta(minutes=5), 1)[0].id == queued.id  # a worker takes the first
+    assert store.claim_turns(T0 + timedelta(minutes=1), T0 + timedelta(minutes=6), 10, abandoned_only=True) == []
+    [again] = store.claim_turns(T0 + timedelta(minutes=6), T0 + timedelta(minutes=11), 10, abandoned_only=True)
+    assert again.id == queued.id  # its worker died: its lease ran out
+    statuses = {t.id: t.status for t in (store.get_turn(retry.id), store.get_turn(held.id)) if t is not None}
+    assert statuses == {retry.id: TurnStatus.RETRY, held.id: TurnStatus.QUEUED}
+
+
 def test_concurrent_claimers_never_get_the_same_turn(store: MemoryStore) -> None:
     ids = {queue(store, ALICE if i % 2 else BOB, f"turn {i}").id for i in range(60)}
     now, lease = T0 + timedelta(minutes=1), T0 + timedelta(minutes=30)

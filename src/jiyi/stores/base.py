@@ -195,9 +195,11 @@ class MemoryStore(Protocol):
         """Write a turn's status, attempts, results and error."""
         ...
 
-    def claim_turns(self, now: datetime, lease_until: datetime, limit: int) -> list[TurnRecord]:
+    def claim_turns(self, now: datetime, lease_until: datetime, limit: int, *,
+                    abandoned_only: bool = False) -> list[TurnRecord]:
         """Atomically take up to `limit` due turns (queued, retry due, or processing with an expired lease), oldest
-        first, marking them processing until `lease_until`; a turn is never given to two claimers at once."""
+        first, marking them processing until `lease_until`; a turn is never given to two claimers at once.
+        `abandoned_only`: only the processing ones whose lease ran out (the process that held them died)."""
         ...
 
     def turn_counts(self) -> dict[str, int]:

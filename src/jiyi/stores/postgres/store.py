@@ -774,10 +774,12 @@ class PostgresStore:
         with self._connection() as conn:
             conn.execute(f"UPDATE turns SET {assignments} WHERE id = %s", (*values[1:], turn.id))
 
-    def claim_turns(self, now: datetime, lease_until: datetime, limit: int) -> list[TurnRecord]:
+    def claim_turns(self, now: datetime, lease_until: datetime, limit: int, *,
+                    abandoned_only: bool = False) -> list[TurnRecord]:
         # SKIP LOCKED: claimers in other processes take other turns instead of waiting; the due test is repeated
         # outside the subquery so that a turn another claimer just leased is seen as not due any more.
-        due = ("status IN ('queued', 'retry', 'processing') AND next_attempt_at <= %(now)s "
+        statuses = "('processing')" if abandoned_only else "('queued', 'retry', 'processing')"
+        due = (f"status IN {statuses} AND next_attempt_at <= %(now)s "
                "AND (status <> 'processing' OR lease_until IS NULL OR lease_until < %(now)s)")
         with self._connection() as conn:
             rows = conn.execute(

@@ -751,11 +751,13 @@ class SqliteStore:
         with self._write() as db:
             db.execute(f"UPDATE turns SET {assignments} WHERE id = ?", (*row[1:], turn.id))
 
-    def claim_turns(self, now: datetime, lease_until: datetime, limit: int) -> list[TurnRecord]:
+    def claim_turns(self, now: datetime, lease_until: datetime, limit: int, *,
+                    abandoned_only: bool = False) -> list[TurnRecord]:
         stamp, lease = format_datetime(now), format_datetime(lease_until)
+        statuses = "('processing')" if abandoned_only else "('queued', 'retry', 'processing')"
         with self._write() as db:  # BEGIN IMMEDIATE: two processes never claim the same turn
             rows = db.execute(
-                "SELECT * FROM turns WHERE status IN ('queued', 'retry', 'processing') AND next_attempt_at <= ?"
+                f"SELECT * FROM turns WHERE status IN {statuses} AND next_attempt_at <= ?"
                 " AND (status != 'processing' OR lease_until IS NULL OR lease_until < ?) ORDER BY rowid LIMIT ?",
                 (stamp, stamp, int(limit)),
             ).fetchall()
