@@ -61,16 +61,6 @@ def test_chinese_pronouns_resolve_to_the_last_one_named(earlier: list[str], said
     assert fact in texts(said, *earlier)
 
 
-@pytest.mark.parametrize(("said", "kept", "topic"), [
-    ("我不去云南了", "用户不再去云南", "云南"),  # was "用户不再云南"
-    ("我不再去健身房了", "用户不再去健身房", "健身房"),
-    ("我不吃辣了", "用户不再吃辣", "吃辣"),
-])
-def test_what_the_user_no_longer_does_keeps_its_verb(said: str, kept: str, topic: str) -> None:
-    fact = only(said)
-    assert (fact.text, fact.topic, fact.negated) == (kept, topic, True)
-
-
 @pytest.mark.parametrize(("earlier", "said", "kept"), [
     # 叫《…》 names the play just spoken of; it was "用户的弟弟叫《恋爱的犀牛》", from the brother of a day before.
     (["我弟弟下周结婚，我要当伴郎"], "周末去看了场话剧，叫《恋爱的犀牛》", ["用户周末去看了场话剧，叫《恋爱的犀牛》"]),
@@ -212,6 +202,30 @@ def test_an_injury_and_what_it_stops_are_one_memory_in_chinese() -> None:
     assert "脚踝" in fact.text and "不能骑车" in fact.text
     assert (fact.slot, fact.negated) == ("habit:骑车", True)
     assert offline.structure_of(fact.text).slot == "habit:骑车"  # read back from the stored text
+
+
+@pytest.mark.parametrize(("said", "plans", "event"), [
+    ("我打算把云南的行程改成去西藏", ["用户下个月要去云南旅游"], Event.UPDATE),
+    ("我不去云南了", ["用户周末要去爬山", "用户下个月要去云南旅游"], Event.UPDATE),
+    ("Change of plans, I'm going to Portugal instead of Spain", ["User is going to Spain next month"], Event.UPDATE),
+    ("我把周末的健身改到周日了", ["用户周末要去爬山"], Event.ADD),  # another plan of the same weekend
+    ("I love Spanish food", ["User is going to Spain next month"], Event.ADD),  # not a change of plan
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_a_changed_plan_replaces_the_plan_it_names(said: str, plans: list[str], event: Event) -> None:
+    decided, target = decide(extract(said)[0], *plans)
+    assert decided is event
+    if event is Event.UPDATE:
+        assert target == f"m{len(plans) - 1}"  # the plan that names what changed
+
+
+@pytest.mark.parametrize(("said", "kept", "topic"), [
+    ("我不去云南了", "用户不再去云南", "云南"),  # was "用户不再云南"
+    ("我不再去健身房了", "用户不再去健身房", "健身房"),
+    ("我不吃辣了", "用户不再吃辣", "吃辣"),
+])
+def test_what_the_user_no_longer_does_keeps_its_verb(said: str, kept: str, topic: str) -> None:
+    fact = only(said)
+    assert (fact.text, fact.topic, fact.negated) == (kept, topic, True)
 
 
 # --- 4. again and again: events the abstraction groups, a habit said as a need -------------------------------------

@@ -133,6 +133,40 @@ def decide_offline(facts: Sequence[Fact], candidates: Sequence[Sequence[Candidat
     return decisions
 
 
+# A plan said to change, and what it changes from: 把云南的行程改成去西藏, 不去云南了, 婚礼取消了, going to Lisbon
+# instead of Porto, cancelled the Japan trip. The old plan that names what is changed is replaced (with history).
+_CHANGED_FROM = [
+    re.compile(r"把(?P<old>[^，,。！？]{1,12}?)(?:改成|换成|改为|改到|换到|推迟到|提前到|推到)"),
+    re.compile(r"不再?去(?P<old>[^，,。！？了]{1,10})"),
+    re.compile(r"(?P<old>[^，,。！？]{1,12}?)(?:取消了|不去了|泡汤了|黄了)"),
+    re.compile(r"\binstead of (?P<old>[\w' -]{2,30}?)(?=[,.!?]|$)", re.IGNORECASE),
+    re.compile(r"\b(?:cancell?ed|postponed|called off|pushed back) (?P<old>[\w' -]{2,30}?)(?=[,.!?]|$| to\b| until\b)",
+               re.IGNORECASE),
+    re.compile(r"\bnot going to (?P<old>[\w' -]{2,30}?) any ?more\b", re.IGNORECASE),
+]
+# Words of what changes that do not tell one plan from another.
+_NOT_WHICH = re.compile(r"^(?:" + rules_zh.TIME_WORDS + "|" + rules_en.TIME_WORDS + r"|用户|行程|计划|安排|旅行|旅游|"
+                        r"user|trip|plan|plans|travel|the|my|our|a)$", re.IGNORECASE)
+
+
+def _changed_plan(fact: Fact, similar: Sequence[Candidate]) -> Candidate | None:
+    """The stored plan a fact says has changed: a plan memory holding every word that names what changed."""
+    for pattern in _CHANGED_FROM:
+        said = pattern.search(fact.text)
+        if said is None:
+            continue
+        which = [t for t in query_terms(said.group("old")) if not _NOT_WHICH.match(t)]
+        if not which:
+            continue
+        for candidate in similar:
+            old = structure_of(candidate.text)
+            if old is not None and old.kind is FactKind.PLAN and all(
+                    re.search(re.escape(t) if is_chinese(t) else rf"\b{re.escape(t)}\b", candidate.text, re.IGNORECASE)
+                    for t in which):
+                return candidate
+    return None
+
+
 def _decide_one(fact: Fact, similar: Sequence[Candidate]) -> Decision:
     # What the character says about itself never rewrites what the user said about themselves, and vice versa.
     similar = [c for c in similar if c.about == fact.about]
@@ -161,6 +195,9 @@ def _decide_one(fact: Fact, similar: Sequence[Candidate]) -> Decision:
     for candidate in similar:
         if _already_said(fact.text, candidate.text):
             return Decision(Event.NONE, candidate.text, candidate.memory_id, fact=fact, reason="already known")
+    changed = _changed_plan(fact, similar)
+    if changed is not None:
+        return Decision(Event.UPDATE, fact.text, changed.memory_id, changed.text, fact, "plan changed")
     return Decision(Event.ADD, fact.text, fact=fact)
 
 
