@@ -208,6 +208,8 @@ def test_an_injury_and_what_it_stops_are_one_memory_in_chinese() -> None:
     ("我打算把云南的行程改成去西藏", ["用户下个月要去云南旅游"], Event.UPDATE),
     ("我不去云南了", ["用户周末要去爬山", "用户下个月要去云南旅游"], Event.UPDATE),
     ("Change of plans, I'm going to Portugal instead of Spain", ["User is going to Spain next month"], Event.UPDATE),
+    ("婚礼取消了", ["用户十月要办婚礼"], Event.UPDATE),
+    ("We had to cancel… no wait, we cancelled the Japan trip", ["User is flying to Japan in May"], Event.UPDATE),
     ("我把周末的健身改到周日了", ["用户周末要去爬山"], Event.ADD),  # another plan of the same weekend
     ("I love Spanish food", ["User is going to Spain next month"], Event.ADD),  # not a change of plan
 ], ids=lambda v: v if isinstance(v, str) else None)
@@ -226,6 +228,12 @@ def test_a_changed_plan_replaces_the_plan_it_names(said: str, plans: list[str], 
 def test_what_the_user_no_longer_does_keeps_its_verb(said: str, kept: str, topic: str) -> None:
     fact = only(said)
     assert (fact.text, fact.topic, fact.negated) == (kept, topic, True)
+
+
+@pytest.mark.parametrize("said", ["今天的会议取消了", "航班取消了", "We cancelled our subscription",
+                                  "They cancelled the gig"])
+def test_what_others_call_off_is_not_a_plan_of_the_users(said: str) -> None:
+    assert texts(said) == []
 
 
 # --- 4. again and again: events the abstraction groups, a habit said as a need -------------------------------------

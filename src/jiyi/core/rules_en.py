@@ -202,6 +202,15 @@ def _quit(m: re.Match[str], clause: str) -> Fact | None:
                  slot=habit_slot(key) if key and key == _ACTIVITY_WORDS.get(what.split()[0].lower()) else None)
 
 
+def _called_off(m: re.Match[str], clause: str) -> Fact | None:
+    """"We cancelled the Japan trip": a plan of the user's that is off (it replaces the plan, offline.decide)."""
+    what = _clean_object(m.group("what"), 8)
+    if not what or re.search(r"\b(?:meeting|class|lesson|flight|order|subscription|appointment|call)s?\b", what, _I):
+        return None  # what someone else runs, or a service: not the user's own plan
+    what = re.sub(r"^(?:my|our)\b", "User's", what, flags=_I)
+    return _fact(f"User {m.group('verb').lower()} {what}", FactKind.PLAN, 0.6)
+
+
 def _moved(m: re.Match[str], clause: str) -> Fact | None:
     place = _clean_object(m.group("place"), 6)
     return _fact(f"User moved to {place}", FactKind.PERSONAL, 0.8, slot="residence", topic=place.lower()) \
@@ -531,6 +540,8 @@ RULES: tuple[Rule, ...] = (
           lambda m, c: _no_longer_plain(m, c)),
     Rule("quit", re.compile(_SUBJ + r"\s+(?:just |finally |recently )?(?:quit|stopped|gave up)\s+(?P<what>[^,.!?]+)", _I),
           _quit),
+    Rule("called-off", re.compile(r"(?P<i>\b(?:I|we))(?:'ve| have| just| finally| had to|\s)*\s*(?P<verb>cancell?ed|called off|"
+                                   r"postponed|pushed back)\s+(?P<what>(?:the|my|our)\s+[^,.!?]+)", _I), _called_off),
     Rule("moved", re.compile(r"(?P<i>\b(?:I|we))(?:'ve| have| just| recently|\s)*\s*(?:moved|relocated)\s+(?:to|into)\s+"
                               r"(?P<place>[^,.!?]+?)(?:\s+(?:last|this|a few|in|recently|for|because|with|to be|since)\b.*)?$", _I), _moved),
     Rule("new-job", re.compile(_SUBJ + r"(?:'ve| have| just| recently|\s)*\s*(?:got|landed|started|accepted)\s+(?:a\s+)?(?:new\s+)?"

@@ -446,7 +446,18 @@ def _illness(m: re.Match[str], clause: str) -> Fact | None:
 _ME = r"(?P<me>我)"
 _DEG = r"(?:最|很|超|超级|特别|非常|挺|蛮|真的|一直|也|还|都|比较|巨|贼|好|真|其实)*"
 
+def _called_off(m: re.Match[str], clause: str) -> Fact | None:
+    """婚礼取消了 / 去日本的计划泡汤了: a plan of the user's that is off (it replaces the plan, offline.decide)."""
+    what = _clean_object(m.group("what"), 12)
+    if not what or re.search(r"会|课|航班|快递|订单|外卖|比赛", what):
+        return None  # a meeting, a class, a flight someone else cancelled: not the user's plan
+    owner = "用户" if what.startswith(("去", "的")) else "用户的"
+    return make_fact(f"{owner}{what}{m.group('verb')}", FactKind.PLAN, 0.6, topic=what)
+
+
 RULES: tuple[Rule, ...] = (
+    Rule("called-off", re.compile(r"^(?:我们?的?)?(?P<what>[^，,。！？我]{1,12}?)(?P<verb>取消了|泡汤了|黄了|不办了|延期了)$"),
+         _called_off),
     Rule("doctor", re.compile(r"^(?:医生|大夫|医师)(?:也|还|都)?(?P<verb>说|让|叫|建议|嘱咐|要求|不让|不许|不准|交代)(?:我)?(?P<rest>.{2,20})$"),
           _doctor),
     Rule("cannot", re.compile(r"^(?P<me>我?)(?P<when>(?:现在|目前|暂时|以后|这段时间|最近|短期内|这(?:几|两)个月|半年|一段时间|"
