@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -280,15 +281,21 @@ asyncio.run(main())
 """
 
 
+def _add_and_die(path: str, said: str) -> dict[str, Any]:
+    """A real process adds `said` to the store at `path` and is killed once the add answered, its evidence not kept."""
+    process = subprocess.Popen([sys.executable, "-c", _ADD_AND_HANG, path, said], stdout=subprocess.PIPE, text=True,
+                               cwd=Path(__file__).resolve().parents[1])
+    assert process.stdout is not None
+    answer: dict[str, Any] = json.loads(process.stdout.readline())
+    process.kill()
+    process.wait(10)
+    return answer
+
+
 def test_evidence_left_by_a_process_that_died_is_kept_by_the_next(tmp_path: Path) -> None:
     path = f"sqlite:///{tmp_path / 'died.db'}"
     said = "我周末去爬了香山，风景特别美"
-    first = subprocess.Popen([sys.executable, "-c", _ADD_AND_HANG, path, said], stdout=subprocess.PIPE, text=True,
-                             cwd=Path(__file__).resolve().parents[1])
-    assert first.stdout is not None
-    answer = json.loads(first.stdout.readline())
-    first.kill()  # answered, its evidence not kept yet
-    first.wait(10)
+    answer = _add_and_die(path, said)
     second = Memory(_async=AsyncMemory(build_store(path), build_embedder("hashing"),
                                        write_settings=WriteSettings(lease_seconds=0.5)))
     assert second.get_event(str(answer["event_id"]))["status"] == "RUNNING"  # still leased to the dead process
@@ -310,12 +317,7 @@ def test_the_next_process_takes_up_what_a_dead_one_left_without_a_worker(tmp_pat
     (once the lease ran out), and a queued async add is left to whoever processes the queue."""
     path = f"sqlite:///{tmp_path / 'resumed.db'}"
     said = "我周末去爬了香山，风景特别美"
-    first = subprocess.Popen([sys.executable, "-c", _ADD_AND_HANG, path, said], stdout=subprocess.PIPE, text=True,
-                             cwd=Path(__file__).resolve().parents[1])
-    assert first.stdout is not None
-    answer = json.loads(first.stdout.readline())
-    first.kill()
-    first.wait(10)
+    answer = _add_and_die(path, said)
     time.sleep(0.6)  # the dead process's lease (0.5 s) runs out
     with Memory(_async=AsyncMemory(build_store(path), build_embedder("hashing"),
                                    write_settings=WriteSettings(lease_seconds=0.5))) as second:
