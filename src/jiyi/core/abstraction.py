@@ -65,14 +65,21 @@ def is_activity(record: MemoryRecord) -> bool:
             and bool(ACTIVITY_KINDS.intersection(record.tags)))
 
 
+# The aspect 了 (买了), not the 了 of 为了, 除了, 罢了, 得了, 不了 or 了解.
+_ASPECT_LE = re.compile(r"(?<!为|除|罢|得|不)了(?!解)")
+_WHITESPACE = re.compile(r"\s+")
+_RUNS_OF_SPACES = re.compile(r"\s{2,}")
+_LEADING_USER = re.compile(r"^User\s+")
+
+
 def activity(text: str) -> str:
     """The activity with its time taken out: "用户今天又去楼下买了两杯美式" → "用户去楼下买两杯美式"."""
     if is_chinese(text):
         text = _TIMES_ZH.sub("", text)
-        text = re.sub(r"(?<!为|除|罢|得|不)了(?!解)", "", text)
-        return re.sub(r"\s+", "", text).strip("，,。 ")
+        text = _ASPECT_LE.sub("", text)
+        return _WHITESPACE.sub("", text).strip("，,。 ")
     text = _TIMES_EN.sub("", text)
-    return re.sub(r"\s{2,}", " ", text).strip(" ,.")
+    return _RUNS_OF_SPACES.sub(" ", text).strip(" ,.")
 
 
 def l1_sentence(texts: Sequence[str]) -> str:
@@ -82,7 +89,7 @@ def l1_sentence(texts: Sequence[str]) -> str:
     if is_chinese(best):
         rest = best[2:] if best.startswith("用户") else best
         return "用户经常" + rest
-    rest = re.sub(r"^User\s+", "", best)
+    rest = _LEADING_USER.sub("", best)
     return "User often " + rest
 
 

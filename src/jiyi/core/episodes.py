@@ -264,6 +264,7 @@ def stamp_summary(summary: str, started_at: datetime) -> str:
 
 
 _TOPICS = re.compile(r"^\[[^\]]*\]\s*(?:聊了|聊过：|Talked about|Topics:)\s*(.+)$")
+_TOPIC_SEPARATOR = re.compile(r"[、,，]\s*")
 
 
 def summarize_episodes(summaries: Sequence[str], started_at: datetime, ended_at: datetime) -> str:
@@ -272,7 +273,7 @@ def summarize_episodes(summaries: Sequence[str], started_at: datetime, ended_at:
     first: dict[str, int] = {}
     for index, line in enumerate(summaries):
         match = _TOPICS.match(line.strip())
-        for topic in re.split(r"[、,，]\s*", match.group(1)) if match else []:
+        for topic in _TOPIC_SEPARATOR.split(match.group(1)) if match else []:
             if topic.strip():
                 counts[topic.strip()] += 1
                 first.setdefault(topic.strip(), index)

@@ -25,6 +25,8 @@ from jiyi.text import query_terms
 
 DUPLICATE_OVERLAP = 0.8  # character-bigram Jaccard above which two facts say the same thing
 
+_WORD_USER = re.compile(r"\bUser\b")
+
 
 def extract_user_facts(messages: Sequence[ChatMessage], context: Sequence[str] = ()) -> list[Fact]:
     """Facts about the user from the user's messages; `context` holds the user's earlier messages (for 她 / her)."""
@@ -49,7 +51,7 @@ def extract_agent_facts(messages: Sequence[ChatMessage], agent_name: str | None 
         for fact in _extract(message.content, []):
             if fact.kind in (FactKind.STATE, FactKind.PLAN):
                 continue  # "I'm happy to help", "I'll remember that": conversation, not persona
-            text = fact.text.replace("用户", name) if chinese else re.sub(r"\bUser\b", name, fact.text)
+            text = fact.text.replace("用户", name) if chinese else _WORD_USER.sub(name, fact.text)
             facts.append(Fact(text=text, kind=FactKind.PERSONA, importance=fact.importance * 0.8, about="assistant",
                               slot=fact.slot, topic=fact.topic, negated=fact.negated))
     return unique_facts(facts)
@@ -62,6 +64,12 @@ def _extract(text: str, earlier: list[str]) -> list[Fact]:
     return rules_en.extract_english(text, context=[t for t in earlier if not is_chinese(t)])
 
 
+# "User" where a clause starts, read back in the first person: User's → My, User is → I'm, User loves → I love.
+_CLAUSE_USERS = re.compile(r"(^|, )User's\b")
+_CLAUSE_USER_BE_HAVE = re.compile(r"(^|, )User (is|has|was)\b")
+_CLAUSE_USER_VERB = re.compile(r"(^|, )User ((?:(?:" + rules_en.ADVERBS + r")\s+)*)(\w+(?:n't)?)")
+
+
 @lru_cache(maxsize=4096)
 def structure_of(memory_text: str) -> Fact | None:
     """Read a stored memory back as a fact: "用户住在杭州" is parsed as "我住在杭州"."""
@@ -70,16 +78,18 @@ def structure_of(memory_text: str) -> Fact | None:
         facts = rules_zh.extract_chinese(memory_text.strip().replace("用户", "我"))
     else:
         # "User" anywhere a clause starts: "The project finally shipped, User is feeling more relaxed now"
-        first_person = re.sub(r"(^|, )User's\b", lambda m: m.group(1) + ("My" if not m.group(1) else "my"),
-                              memory_text.strip())
-        first_person = re.sub(r"(^|, )User (is|has|was)\b",
-                              lambda m: m.group(1) + {"is": "I'm", "has": "I have", "was": "I was"}[m.group(2)],
-                              first_person)
-        first_person = re.sub(r"(^|, )User ((?:(?:" + rules_en.ADVERBS + r")\s+)*)(\w+(?:n't)?)",
-                              lambda m: f"{m.group(1)}I {m.group(2)}{_base_form(m.group(3))}", first_person)
+        first_person = _CLAUSE_USERS.sub(lambda m: m.group(1) + ("My" if not m.group(1) else "my"),
+                                         memory_text.strip())
+        first_person = _CLAUSE_USER_BE_HAVE.sub(
+            lambda m: m.group(1) + {"is": "I'm", "has": "I have", "was": "I was"}[m.group(2)], first_person)
+        first_person = _CLAUSE_USER_VERB.sub(lambda m: f"{m.group(1)}I {m.group(2)}{_base_form(m.group(3))}",
+                                             first_person)
         facts = rules_en.extract_english(first_person)
     # A memory that says two things ("用户膝盖受伤，医生说暂时不能跑步") is read as the one that holds a slot.
     return next((f for f in facts if f.slot), facts[0]) if facts else None
+
+
+_ENDS_IN_SIBILANT_ES = re.compile(r"(?:ss|sh|ch|x|z|o)es$")  # misses → miss, goes → go
 
 
 def _base_form(verb: str) -> str:
@@ -91,15 +101,19 @@ def _base_form(verb: str) -> str:
         return irregular[lower]
     if lower.endswith("ies"):
         return verb[:-3] + "y"
-    if re.search(r"(?:ss|sh|ch|x|z|o)es$", lower):
+    if _ENDS_IN_SIBILANT_ES.search(lower):
         return verb[:-2]
     if lower.endswith("s") and not lower.endswith("ss"):
         return verb[:-1]
     return verb
 
 
+_LEADING_USER = re.compile(r"^(?:用户|User'?s?)\s*", re.IGNORECASE)
+_WHITESPACE = re.compile(r"\s+")
+
+
 def _bigrams(text: str) -> set[str]:
-    text = re.sub(r"\s+", " ", re.sub(r"^(?:用户|User'?s?)\s*", "", text.strip(), flags=re.IGNORECASE).lower())
+    text = _WHITESPACE.sub(" ", _LEADING_USER.sub("", text.strip()).lower())
     return {text[i:i + 2] for i in range(len(text) - 1)} or {text}
 
 
@@ -149,6 +163,13 @@ _NOT_WHICH = re.compile(r"^(?:" + rules_zh.TIME_WORDS + "|" + rules_en.TIME_WORD
                         r"user|trip|plan|plans|travel|the|my|our|a)$", re.IGNORECASE)
 
 
+@lru_cache(maxsize=1024)
+def _term_pattern(term: str) -> re.Pattern[str]:
+    """A word that names a plan, found in a memory: anywhere in Chinese, as a whole word otherwise. Terms come from
+    what users say, so they are compiled here once each, never per call (re's own cache is shared and small)."""
+    return re.compile(re.escape(term) if is_chinese(term) else rf"\b{re.escape(term)}\b", re.IGNORECASE)
+
+
 def _changed_plan(fact: Fact, similar: Sequence[Candidate]) -> Candidate | None:
     """The stored plan a fact says has changed: a plan memory holding every word that names what changed."""
     for pattern in _CHANGED_FROM:
@@ -161,8 +182,7 @@ def _changed_plan(fact: Fact, similar: Sequence[Candidate]) -> Candidate | None:
         for candidate in similar:
             old = structure_of(candidate.text)
             if old is not None and old.kind is FactKind.PLAN and all(
-                    re.search(re.escape(t) if is_chinese(t) else rf"\b{re.escape(t)}\b", candidate.text, re.IGNORECASE)
-                    for t in which):
+                    _term_pattern(t).search(candidate.text) for t in which):
                 return candidate
     return None
 

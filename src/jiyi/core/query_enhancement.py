@@ -67,14 +67,16 @@ def rewrite_input(question: str, recent: Sequence[ChatMessage], user_name: str |
 _PREFIX = re.compile(r"^(?:rewritten query|search query|query|rewrite|改写后的查询|改写后|改写|查询|检索句)\s*[:：]\s*",
                      re.IGNORECASE)
 _QUOTES = "\"'“”‘’「」『』`"
+_THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
+_LIST_MARKER = re.compile(r"^(?:[#>*\-]+|\d+[.)])\s*")  # markdown heading, quote, bullet or "1." / "1)"
 
 
 def clean_rewrite(answer: str) -> str | None:
     """The first meaningful line of a model's answer, without markdown, quotes or a "Query:" prefix; None if empty."""
-    text = re.sub(r"<think>.*?</think>", "", answer, flags=re.DOTALL)
+    text = _THINKING.sub("", answer)
     for raw in text.splitlines():
         line = raw.strip().strip("`").strip()
-        line = re.sub(r"^(?:[#>*\-]+|\d+[.)])\s*", "", line)
+        line = _LIST_MARKER.sub("", line)
         line = _PREFIX.sub("", line).replace("**", "").strip().strip(_QUOTES).strip()
         if line and not line.startswith("```"):
             return line[:MAX_REWRITE_CHARS]

@@ -89,6 +89,10 @@ _FUTURE = re.compile(r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|about to|to
 _PRESENT_IN_ED = frozenset("need feed bleed breed speed proceed succeed exceed heed weed seed shred wed embed".split())
 
 
+_TAKES_ES = re.compile(r"(?:sh|ch|x|z|ss|o)$")  # wash → washes, go → goes
+_CONSONANT_Y = re.compile(r"[^aeiou]y$")  # study → studies (but play → plays)
+
+
 def _third_person_verb(word: str) -> str:
     lower = word.lower()
     if lower in _IRREGULAR_3RD:
@@ -99,9 +103,9 @@ def _third_person_verb(word: str) -> str:
         return word + "es"
     if (lower.endswith("ed") and lower not in _PRESENT_IN_ED) or lower.endswith("s"):
         return word  # past tense or already inflected
-    if re.search(r"(?:sh|ch|x|z|ss|o)$", lower):
+    if _TAKES_ES.search(lower):
         return word + "es"
-    if re.search(r"[^aeiou]y$", lower):
+    if _CONSONANT_Y.search(lower):
         return word[:-1] + "ies"
     return word + "s"
 
@@ -109,25 +113,38 @@ def _third_person_verb(word: str) -> str:
 ADVERBS = _ADVERBS = (r"really|also|just|still|totally|absolutely|actually|usually|often|always|sometimes|recently|finally|"
             r"already|kinda|kind of|sort of|definitely|never|mostly|normally|generally|now|rarely|seldom|hardly ever")
 
+_LEADING_I_AM = re.compile(r"^(?:I'm|I am)\b", _I)
+_LEADING_I_HAVE = re.compile(r"^(?:I've|I have)\b", _I)
+_LEADING_I_WILL = re.compile(r"^I'll\b|^I will\b", _I)
+_LEADING_I_WOULD = re.compile(r"^I'd\b", _I)
+_LEADING_I_WAS = re.compile(r"^I was\b", _I)
+_LEADING_MY = re.compile(r"^My\b", _I)
+_LEADING_I_VERB = re.compile(r"^I\s+((?:" + _ADVERBS + r")\s+)*(\w+(?:'t)?)\b", _I)  # I (really) love
+_MY = re.compile(r"\bmy\b", _I)
+_MYSELF = re.compile(r"\bmyself\b", _I)
+_ME = re.compile(r"\bme\b", _I)
+_I_AM = re.compile(r"\bI(?:'m| am)\b")
+_WORD_I = re.compile(r"\bI\b")
+
 
 def to_third_person(clause: str) -> str:
     """'I love my dog' → 'User loves User's dog'. The clause must start at its first-person subject."""
     text = clause.strip()
-    text = re.sub(r"^(?:I'm|I am)\b", "User is", text, flags=_I)
-    text = re.sub(r"^(?:I've|I have)\b", "User has", text, flags=_I)
-    text = re.sub(r"^I'll\b|^I will\b", "User will", text, flags=_I)
-    text = re.sub(r"^I'd\b", "User would", text, flags=_I)
-    text = re.sub(r"^I was\b", "User was", text, flags=_I)
-    text = re.sub(r"^My\b", "User's", text, flags=_I)
-    match = re.match(r"^I\s+((?:" + _ADVERBS + r")\s+)*(\w+(?:'t)?)\b", text, flags=_I)
+    text = _LEADING_I_AM.sub("User is", text)
+    text = _LEADING_I_HAVE.sub("User has", text)
+    text = _LEADING_I_WILL.sub("User will", text)
+    text = _LEADING_I_WOULD.sub("User would", text)
+    text = _LEADING_I_WAS.sub("User was", text)
+    text = _LEADING_MY.sub("User's", text)
+    match = _LEADING_I_VERB.match(text)
     if match:
         adverbs = text[2:match.start(2)]
         text = "User " + adverbs + _third_person_verb(match.group(2)) + text[match.end():]
-    text = re.sub(r"\bmy\b", "User's", text, flags=_I)
-    text = re.sub(r"\bmyself\b", "themselves", text, flags=_I)
-    text = re.sub(r"\bme\b", "User", text, flags=_I)
-    text = re.sub(r"\bI(?:'m| am)\b", "User is", text)
-    text = re.sub(r"\bI\b", "User", text)
+    text = _MY.sub("User's", text)
+    text = _MYSELF.sub("themselves", text)
+    text = _ME.sub("User", text)
+    text = _I_AM.sub("User is", text)
+    text = _WORD_I.sub("User", text)
     return text[0].upper() + text[1:] if text else text
 
 
@@ -151,10 +168,14 @@ def _from_anchor(m: re.Match[str], clause: str, end: int | None = None) -> str:
     return to_third_person(clause[m.start("i"):end if end is not None else len(clause)])
 
 
+_TRAILING_AGO = re.compile(r"\s+(?:ago|last \w+|years? ago)$", _I)
+_TOPIC_LEAD_WORD = re.compile(r"^(?:the|a|an|some|my|to|eating|eat|drinking|drink)\s+", _I)
+
+
 def _topic(text: str) -> str:
     text = _TIME.sub("", text).strip()
-    text = re.sub(r"\s+(?:ago|last \w+|years? ago)$", "", text, flags=_I)
-    text = re.sub(r"^(?:the|a|an|some|my|to|eating|eat|drinking|drink)\s+", "", text.strip(), flags=_I)
+    text = _TRAILING_AGO.sub("", text)
+    text = _TOPIC_LEAD_WORD.sub("", text.strip())
     return text.lower()
 
 
@@ -180,21 +201,28 @@ def _diet(m: re.Match[str], clause: str) -> Fact | None:
     return _fact(f"User is {diet}", FactKind.HEALTH, 0.8, topic=diet.split()[0])
 
 
+_LEADING_A_AN = re.compile(r"^(?:a|an)\s+", _I)
+_DIET_OR_CONSUMPTION = re.compile(_DIETS + r"|smok|drink|eat", _I)
+_LEADING_LIKES = re.compile(r"^(?:likes?|loves?|enjoys?)\s+", _I)
+
+
 def _no_longer(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"), 8)
     if not what:
         return None
-    what = re.sub(r"^(?:a|an)\s+", "", what, flags=_I)
+    what = _LEADING_A_AN.sub("", what)
     verb = m.group("be")
     text = f"User is no longer {what}" if verb else f"User no longer {what}"
-    kind = FactKind.HEALTH if re.search(_DIETS + r"|smok|drink|eat", what, _I) else FactKind.PREFERENCE
-    return _fact(text, kind, 0.7, topic=_topic(re.sub(r"^(?:likes?|loves?|enjoys?)\s+", "", what, flags=_I)),
-                 negated=True)
+    kind = FactKind.HEALTH if _DIET_OR_CONSUMPTION.search(what) else FactKind.PREFERENCE
+    return _fact(text, kind, 0.7, topic=_topic(_LEADING_LIKES.sub("", what)), negated=True)
+
+
+_THE_JOB = re.compile(r"^(?:my job|the job|work)$", _I)
 
 
 def _quit(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"), 6)
-    if not what or re.match(r"^(?:my job|the job|work)$", what, _I):
+    if not what or _THE_JOB.match(what):
         return _fact(_from_anchor(m, clause), FactKind.PERSONAL, 0.7, slot="workplace", topic="quit job") \
             if what else None
     key = activity_key(what)
@@ -202,12 +230,16 @@ def _quit(m: re.Match[str], clause: str) -> Fact | None:
                  slot=habit_slot(key) if key and key == _ACTIVITY_WORDS.get(what.split()[0].lower()) else None)
 
 
+_RUN_BY_SOMEONE_ELSE = re.compile(r"\b(?:meeting|class|lesson|flight|order|subscription|appointment|call)s?\b", _I)
+_LEADING_MY_OUR = re.compile(r"^(?:my|our)\b", _I)
+
+
 def _called_off(m: re.Match[str], clause: str) -> Fact | None:
     """"We cancelled the Japan trip": a plan of the user's that is off (it replaces the plan, offline.decide)."""
     what = _clean_object(m.group("what"), 8)
-    if not what or re.search(r"\b(?:meeting|class|lesson|flight|order|subscription|appointment|call)s?\b", what, _I):
+    if not what or _RUN_BY_SOMEONE_ELSE.search(what):
         return None  # what someone else runs, or a service: not the user's own plan
-    what = re.sub(r"^(?:my|our)\b", "User's", what, flags=_I)
+    what = _LEADING_MY_OUR.sub("User's", what)
     return _fact(f"User {m.group('verb').lower()} {what}", FactKind.PLAN, 0.6)
 
 
@@ -217,9 +249,12 @@ def _moved(m: re.Match[str], clause: str) -> Fact | None:
         if place else None
 
 
+_A_DWELLING = re.compile(r"^(?:a|the)\s+(?:house|flat|apartment|dorm)\b", _I)
+
+
 def _residence(m: re.Match[str], clause: str) -> Fact | None:
     place = _clean_object(m.group("place"), 6)
-    if not place or re.match(r"^(?:a|the)\s+(?:house|flat|apartment|dorm)\b", place, _I):
+    if not place or _A_DWELLING.match(place):
         return _fact(_from_anchor(m, clause), FactKind.PERSONAL, 0.6) if place else None
     return _fact(f"User lives in {place}", FactKind.PERSONAL, 0.7, slot="residence", topic=place.lower())
 
@@ -268,14 +303,18 @@ def _birthday(m: re.Match[str], clause: str) -> Fact | None:
     return _fact(f"User's birthday is {date}", FactKind.PERSONAL, 0.9, slot="birthday", core=True) if date else None
 
 
+_AGENT_NOUN_ENDING = re.compile(r"(?:er|or|ist|ian|ant|ent|ee|ive)$")  # a teacher, an artist, a detective
+_A_DEGREE = re.compile(r"^(?:bit|little|lot|fan of)\b", _I)
+
+
 def _identity(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"), 7)
     if not what:
         return None
     head = what.split()[-1].lower()
-    if _ADJECTIVE_ENDINGS.search(head) and not re.search(r"(?:er|or|ist|ian|ant|ent|ee|ive)$", head):
+    if _ADJECTIVE_ENDINGS.search(head) and not _AGENT_NOUN_ENDING.search(head):
         return None  # "a bit tired", "a little worried": states, handled elsewhere
-    if re.match(r"^(?:bit|little|lot|fan of)\b", what, _I):
+    if _A_DEGREE.match(what):
         return None
     return _fact(f"User is a{'n' if m.group('article').lower() == 'an' else ''} {what}", FactKind.PERSONAL, 0.75,
                  slot="job", topic=what.lower())
@@ -294,12 +333,15 @@ def _likes(m: re.Match[str], clause: str) -> Fact | None:
     return _fact(_from_anchor(m, clause, m.end("what")), FactKind.PREFERENCE, 0.5, topic=_topic(what))
 
 
+_DOES_NOT_EAT = re.compile(r"(?:don't|do not|never|can't|cannot) (?:eat|drink)")
+
+
 def _dislikes(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"), 12)
     if not what:
         return None
     verb = m.group("verb").lower()
-    eats = re.match(r"(?:don't|do not|never|can't|cannot) (?:eat|drink)", verb)
+    eats = _DOES_NOT_EAT.match(verb)
     text = _from_anchor(m, clause, m.end("what"))
     return _fact(text, FactKind.HEALTH if eats else FactKind.PREFERENCE, 0.6 if eats else 0.5, topic=_topic(what),
                  negated=True)
@@ -318,11 +360,14 @@ def _has_relation(m: re.Match[str], clause: str) -> Fact | None:
     return _fact(text, FactKind.RELATIONSHIP, 0.7, topic=m.group("rel").lower()) if text else None
 
 
+_NAMES_OR_SAYS_IS = re.compile(r"name|named|\bis\b", _I)
+
+
 def _relation_fact(m: re.Match[str], clause: str) -> Fact | None:
     text = _clean_object(_from_anchor(m, clause), 16)
     if not text:
         return None
-    importance = 0.8 if re.search(r"name|named|\bis\b", text, _I) else 0.6
+    importance = 0.8 if _NAMES_OR_SAYS_IS.search(text) else 0.6
     return _fact(text, FactKind.RELATIONSHIP, importance, topic=m.group("rel").lower())
 
 
@@ -341,16 +386,22 @@ def _plan(m: re.Match[str], clause: str) -> Fact | None:
     return _fact(text, FactKind.PLAN, 0.5)
 
 
+_STATE_OF_THE_CHAT = re.compile(r"\s*(?:for you|to hear|that you|about that|with that|lol)", _I)
+_STATE_CAUSE = re.compile(r"\s+(?:about|with|at|because of|from) [^,.!?]{1,40}", _I)
+_STATE_WHEN = re.compile(r"\b(?:lately|recently|these days|this week|this month|all week|at the moment|right now|now)\b",
+                         _I)
+_TRAILING_PUNCTUATION = re.compile(r"[\s,.;:!?~)…-]+$")
+
+
 def _state(m: re.Match[str], clause: str) -> Fact | None:
     tail = clause[m.end("state"):]
-    if re.match(r"\s*(?:for you|to hear|that you|about that|with that|lol)", tail, _I):
+    if _STATE_OF_THE_CHAT.match(tail):
         return None
     text = _from_anchor(m, clause, m.end("state"))
-    extra = re.match(r"\s+(?:about|with|at|because of|from) [^,.!?]{1,40}", tail, _I)
+    extra = _STATE_CAUSE.match(tail)
     if extra:
         text += extra.group(0)
-    when = re.search(r"\b(?:lately|recently|these days|this week|this month|all week|at the moment|right now|now)\b",
-                     tail, _I)
+    when = _STATE_WHEN.search(tail)
     if when and when.group(0).lower() not in text.lower():
         text += " " + when.group(0)  # the time a mood is said with is part of it ("so stressed lately")
     state = m.group("state").lower()
@@ -361,7 +412,7 @@ def _state(m: re.Match[str], clause: str) -> Fact | None:
                      else "job", topic=state)
     if health:
         return _fact(text, FactKind.HEALTH, 0.6, topic=state)
-    return make_fact(re.sub(r"[\s,.;:!?~)…-]+$", "", text), FactKind.STATE, 0.3, topic=state, slot=MOOD_SLOT)
+    return make_fact(_TRAILING_PUNCTUATION.sub("", text), FactKind.STATE, 0.3, topic=state, slot=MOOD_SLOT)
 
 
 # --- habits, and what ends them ----------------------------------------------------------------------------------
@@ -390,11 +441,18 @@ _FILLER = frozenset("a an the some my of to for at in on with cup cups glass gla
                     "fresh new usual daily".split())
 
 
+_LETTERS = re.compile(r"[A-Za-z]+")
+_FREQUENCY_WORD = re.compile(FREQUENCY[3:-1])  # a word that only says how often ("daily", "weekly")
+_DAY_WORD = re.compile(r"every|each|day|week|night|month")
+_ING_WORD = re.compile(r"\w+(?:ing)")
+_PLURAL_WORD = re.compile(r"\w+[^s]s")
+
+
 def activity_key(phrase: str) -> str | None:
     """The activity of a routine or a restriction: "jog 5k every morning" → run, "drink two cups of coffee" →
     coffee, "go to the gym" → gym; None when nothing is named."""
-    words = [w.lower() for w in re.findall(r"[A-Za-z]+", phrase)]
-    words = [w for w in words if not re.fullmatch(FREQUENCY[3:-1], w)]
+    words = [w.lower() for w in _LETTERS.findall(phrase)]
+    words = [w for w in words if not _FREQUENCY_WORD.fullmatch(w)]
     while words and (words[0] in _FILLER or words[0] in ("really", "also", "just", "still", "usually", "always",
                                                          "now", "even", "never", "to")):
         words = words[1:]
@@ -402,24 +460,27 @@ def activity_key(phrase: str) -> str | None:
         return None
     head = words[0]
     if head in _LIGHT_VERBS and head not in _ACTIVITY_WORDS:
-        rest = [w for w in words[1:] if w not in _FILLER and not re.fullmatch(r"every|each|day|week|night|month", w)]
+        rest = [w for w in words[1:] if w not in _FILLER and not _DAY_WORD.fullmatch(w)]
         if not rest:
             return "alcohol" if head in ("drink", "drinks", "drank") else None  # "I can't drink for now"
         head = rest[0]
     if head in _ACTIVITY_WORDS:
         return _ACTIVITY_WORDS[head]
-    if re.fullmatch(r"\w+(?:ing)", head) and len(head) > 5:
+    if _ING_WORD.fullmatch(head) and len(head) > 5:
         head = head[:-3]
         head = head[:-1] if len(head) > 2 and head[-1] == head[-2] else head
-    elif re.fullmatch(r"\w+[^s]s", head) and len(head) > 3:
+    elif _PLURAL_WORD.fullmatch(head) and len(head) > 3:
         head = head[:-1]  # lattes → latte
     return head
+
+
+_SAID_BEFORE = re.compile(r"\s*(?:it|that|this|them|one)\b", _I)
 
 
 def _habit(m: re.Match[str], clause: str) -> Fact | None:
     """"I jog 5k every morning", "I drink coffee every day now": a routine, one per activity (slot habit:<activity>)."""
     verb = m.group("verb").lower()
-    if re.match(r"\s*(?:it|that|this|them|one)\b", m.group("obj"), _I):
+    if _SAID_BEFORE.match(m.group("obj")):
         return None  # "I could eat it every day": about something said before, not a routine
     if verb in ("could", "would", "can", "will", "should", "might", "must", "may", "'d", "wish", "am", "'m", "was", "feel", "get", "love", "like", "hate", "enjoy", "think", "want", "wish", "try",
                 "work", "live", "talk", "chat", "see", "miss", "worry", "cry", "wake", "sleep", "come", "text", "call"):
@@ -438,46 +499,58 @@ _FOR_NOW = (r"(?:for now|for a while|anymore|any more|at the moment|until [^,.!?
             r"for (?:a|one|two|three|four|six|\d+|a few|several|a couple of) (?:days?|weeks?|months?))")
 
 
+_NOT_AN_ACTIVITY = re.compile(r"^(?:wait|believe|stop|help|remember|decide|sleep|stand|tell|say|think|do|go)$", _I)
+_FOR_USER = re.compile(r"\bfor User\b")
+_LEADING_NO = re.compile(r"^no\s+(\w+)", _I)
+
+
 def _stopped(m: re.Match[str], clause: str) -> Fact | None:
     """"I can't run for now", "no running for a while": the activity is off; it ends the routine (same habit slot)."""
     key = activity_key(m.group("act"))
-    if not key or re.match(r"^(?:wait|believe|stop|help|remember|decide|sleep|stand|tell|say|think|do|go)$",
-                           m.group("act").split()[0], _I):
+    if not key or _NOT_AN_ACTIVITY.match(m.group("act").split()[0]):
         return None
     start = max(m.start("i"), 0)
     said = clause[start:]
-    if not m.group("i") and not re.search(r"\bfor User\b", said):
+    if not m.group("i") and not _FOR_USER.search(said):
         # "no swimming until it clears up" → No swimming for User until it clears up
-        said = re.sub(r"^no\s+(\w+)", lambda n: f"No {n.group(1)} for User", said, flags=_I)
+        said = _LEADING_NO.sub(lambda n: f"No {n.group(1)} for User", said)
     text = _until_now(to_third_person(said) if m.group("i") else said)
     return make_fact(text, FactKind.HEALTH, 0.6, topic=key, slot=habit_slot(key), negated=True) if text else None
+
+
+_ENDS_FOR_NOW = re.compile(r"\bfor now[\s,.!]*$", _I)
 
 
 def _until_now(text: str) -> str | None:
     """The text of a restriction, its "for now" kept (a trailing "now" is dropped from other facts)."""
     cleaned = _clean_object(text, 16)
-    if cleaned and re.search(r"\bfor now[\s,.!]*$", text, _I):
+    if cleaned and _ENDS_FOR_NOW.search(text):
         cleaned += " now" if cleaned.lower().endswith(" for") else ""
     return cleaned
+
+
+_STARTS_FIRST_PERSON = re.compile(r"(?i:I|I'm|I've|my)\b")
+_STARTS_WITH_I = re.compile(r"(?i:I)\b")
+_AN_INSTRUCTION = re.compile(r"(?i:to|not to)\b")
 
 
 def _doctor(m: re.Match[str], clause: str) -> Fact | None:
     """"The doctor says no running for now" → User's doctor says no running for now (it ends the running routine);
     "my doctor told me I have high blood pressure" → User has high blood pressure."""
     rest = m.group("rest").strip()
-    said = rest if re.match(r"(?i:I|I'm|I've|my)\b", rest) else "I " + rest
+    said = rest if _STARTS_FIRST_PERSON.match(rest) else "I " + rest
     inner = first_fact(RULES, said)
     stop = _STOP_PHRASE.match(rest)
     if stop or (inner is not None and inner.negated and inner.slot):
         key = activity_key(stop.group("act")) if stop else inner.topic  # type: ignore[union-attr]
         if not key:
             return None
-        text = _until_now("User's doctor says " + (to_third_person(rest) if re.match(r"(?i:I)\b", rest) else rest))
+        text = _until_now("User's doctor says " + (to_third_person(rest) if _STARTS_WITH_I.match(rest) else rest))
         return make_fact(text, FactKind.HEALTH, 0.7, topic=key, slot=habit_slot(key), negated=True) if text else None
     if inner is not None:
         inner.kind, inner.importance = FactKind.HEALTH, max(inner.importance, 0.7)
         return inner
-    if re.match(r"(?i:to|not to)\b", rest):  # an instruction: "told me to cut down on salt"
+    if _AN_INSTRUCTION.match(rest):  # an instruction: "told me to cut down on salt"
         return _fact(f"User's doctor told User {rest}", FactKind.HEALTH, 0.6)
     return None
 
@@ -487,28 +560,37 @@ _BODY = (r"(?:(?:left|right|lower|upper)\s+)?(?:knee|ankle|wrist|back|shoulder|a
          r"hamstring|calf|acl|meniscus|rib|elbow|achilles|groin|thumb)s?")
 
 
+_CONJUNCTION = re.compile(r"\s+(?:so|and|but|because)\b")
+
+
 def _injury(m: re.Match[str], clause: str) -> Fact | None:
     rest = _clean_object(clause[m.end("part"):], 6) or ""
-    rest = re.split(r"\s+(?:so|and|but|because)\b", rest)[0]
+    rest = _CONJUNCTION.split(rest)[0]
     text = f"User {m.group('verb').lower()} their {m.group('part')}" + (f" {rest}" if rest else "")
     return _fact(text, FactKind.HEALTH, 0.7, topic=f"{m.group('part').lower()} injury")
+
+
+_STARTS_WITH_PRONOUN = re.compile(r"(?i:it|this|that|he|she|they|you)\b")
 
 
 def _necessity(m: re.Match[str], clause: str) -> Fact | None:
     """"Coffee has become a daily must for me", "I can't start my day without coffee": a habit said as a need."""
     thing = _clean_object(m.group("thing") or m.group("thing2"), 4)
-    if not thing or _VAGUE.match(thing) or re.match(r"(?i:it|this|that|he|she|they|you)\b", thing):
+    if not thing or _VAGUE.match(thing) or _STARTS_WITH_PRONOUN.match(thing):
         return None
     key = activity_key(thing)
     if not key:
         return None
-    text = to_third_person(clause[m.start("i"):]) if m.group("thing2") else re.sub(r"\bme\b", "User", clause, flags=_I)
+    text = to_third_person(clause[m.start("i"):]) if m.group("thing2") else _ME.sub("User", clause)
     return _fact(text, FactKind.PREFERENCE, 0.6, topic=key, slot=habit_slot(key))
 
 
 def _sleep(m: re.Match[str], clause: str) -> Fact | None:
     return _fact("User has trouble sleeping", FactKind.HEALTH, 0.6, topic="sleep")
 
+
+# "I go hiking on weekends", "I play chess regularly": a routine (other verbs of the likes rule are likings).
+_REGULARLY = re.compile(r"\b(?:every|on weekends|a lot|regularly|daily|weekly)\b", _I)
 
 _SUBJ = r"(?P<i>\bI)"
 _ADV = r"(?:\s+(?:really|also|just|totally|absolutely|actually|honestly|still|do|seriously|kinda|kind of|pretty much|so|truly))*"
@@ -595,7 +677,7 @@ RULES: tuple[Rule, ...] = (
                               r"(?P<what>[^,.!?]+)", _I),
           lambda m, c: _likes(m, c) if m.group("verb").lower() in ("love", "loves", "like", "likes", "enjoy", "enjoys",
                                                                      "adore", "prefer", "am fond of", "'m fond of", "dig")
-          or re.search(r"\b(?:every|on weekends|a lot|regularly|daily|weekly)\b", m.group("what"), _I) else None),
+          or _REGULARLY.search(m.group("what")) else None),
     Rule("has-relation", re.compile(_SUBJ + r"\s+(?:have|'ve got|have got|got)\s+(?:a|an|two|three|four|\d+|one)\s+(?:\w+\s+){0,2}?"
                                      r"(?P<rel>" + RELATIONS + r")s?\b[^,.!?]*", _I), _has_relation),
     Rule("relation-fact", re.compile(r"(?P<i>\bmy)\s+(?:\w+\s+)?(?P<rel>" + RELATIONS + r")(?:\s+[A-Z][\w'-]+)?(?:'s name)?\s+(?:is|was|'s|works|lives|"
@@ -647,6 +729,11 @@ def _gender(noun: str, plural: bool = False) -> str:
     return FEMALE if noun in _FEMALE else MALE if noun in _MALE else PERSON
 
 
+_STARTS_I_SUBJECT = re.compile(r"(?i:I|I've|I'm)\b")
+_SOMEONE_ELSES = re.compile(r"\b(?:friend|coworker|neighbor|neighbour|colleague)'s\b", _I)
+_RELATION_WORD = re.compile(RELATIONS)
+
+
 def _mentions(clause: str) -> list[Mention]:
     """The people, pets and things a clause names, in order: "I have a cat named Luna" → my cat (named Luna)."""
     found: list[tuple[int, Mention]] = []
@@ -654,8 +741,8 @@ def _mentions(clause: str) -> list[Mention]:
         noun = m.group("rel").lower()
         other = (m.group("other") or "").lower()
         owned = bool(m.group("my") or m.group("have")) or (
-            other in ("a", "an") and re.match(r"(?i:I|I've|I'm)\b", clause) is not None and not re.search(
-                r"\b(?:friend|coworker|neighbor|neighbour|colleague)'s\b", clause, _I))
+            other in ("a", "an") and _STARTS_I_SUBJECT.match(clause) is not None
+            and not _SOMEONE_ELSES.search(clause))
         name = m.group("name") or m.group("name2")
         if name in _NOT_NAMES:
             name = None
@@ -664,7 +751,7 @@ def _mentions(clause: str) -> list[Mention]:
                                               name)))
     for m in _THING.finditer(clause):
         thing = m.group("thing").lower()
-        if thing in _NOT_THINGS or re.fullmatch(RELATIONS, thing) or any(p == m.start("thing") for p, _ in found):
+        if thing in _NOT_THINGS or _RELATION_WORD.fullmatch(thing) or any(p == m.start("thing") for p, _ in found):
             continue
         found.append((m.start("thing"), Mention(f"my {thing}", thing, THING, True)))
     return [mention for _, mention in sorted(found, key=lambda item: item[0])]
@@ -687,6 +774,10 @@ _ADMIRING = re.compile(r"^\s*(?:is|was|'s|looks|sounds|seems|are|were)\s+(?:so|t
                        r"gorgeous|precious|silly|boring|hard|tough|rough|insane|wild|a lot|the best|the worst)\b", _I)
 
 
+_HAS_BEEN = re.compile(r"\s+(?:been|got|had|gotten)\b", _I)
+_STARTS_CAPITALISED = re.compile(r"^(?-i:[A-Z][\w'-]+)\b")
+
+
 def _resolved(clause: str, mentions: Sequence[Mention], fresh: Sequence[Mention]) -> str | None:
     """The clause with "she" / "his" / "it" (or a pet's or person's name) at its start replaced by who it is
     ("my daughter …"); None when it is not about anyone of the user's. A thing ("it" → my car) only from this
@@ -704,7 +795,7 @@ def _resolved(clause: str, mentions: Sequence[Mention], fresh: Sequence[Mention]
         if m.re is _POSSESSIVE:
             return f"{who.phrase}'s {rest}"
         verb = (m.group("verb") or "").lower()
-        if verb == "'s" and re.match(r"\s+(?:been|got|had|gotten)\b", rest, _I):
+        if verb == "'s" and _HAS_BEEN.match(rest):
             verb = "'ve"  # she's been → has been
         plural = who.gender == PLURAL
         be = {"'s": " is", "'re": " are"}.get(verb, _CONTRACTED.get(verb, ""))
@@ -713,7 +804,7 @@ def _resolved(clause: str, mentions: Sequence[Mention], fresh: Sequence[Mention]
         if verb == "'ve" and not plural:
             be = " has"
         return who.phrase + be + rest
-    first = re.match(r"^(?-i:[A-Z][\w'-]+)\b", clause)
+    first = _STARTS_CAPITALISED.match(clause)
     if first:
         who = named(mentions, first.group(0))
         if who is not None and not _ADMIRING.match(clause[first.end():]):
@@ -726,9 +817,12 @@ _NOT_NOUNS = frozenset("to for with about at in on and or but so too again back 
                        "yesterday today tonight now then every lol haha much more sometimes".split())
 
 
+_ABOUT_THE_USER = re.compile(r"(?i:I|I'm|I've|I'll|I'd|my)\b")
+
+
 def _objects_resolved(clause: str, mentions: Sequence[Mention]) -> str:
     """"I'm learning recipes for her" → … for my mom: a pronoun inside a clause about the user, replaced by who."""
-    if not re.match(r"(?i:I|I'm|I've|I'll|I'd|my)\b", clause):
+    if not _ABOUT_THE_USER.match(clause):
         return clause
 
     def replace(m: re.Match[str]) -> str:
@@ -748,12 +842,16 @@ def last_relation_in(texts: list[str]) -> str | None:
     return last_relation(extract_english, texts)
 
 
+_EATS_DRINKS_SMOKES = re.compile(r"\b(?:eat|drink|smoke)\b", _I)
+_LEADING_LIKE_OR_EAT = re.compile(r"^(?:like|love|enjoy|eat|drink)\s+", _I)
+
+
 def _no_longer_plain(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"), 8)
     if not what:
         return None
-    kind = FactKind.HEALTH if re.search(r"\b(?:eat|drink|smoke)\b", what, _I) else FactKind.PREFERENCE
-    topic = _topic(re.sub(r"^(?:like|love|enjoy|eat|drink)\s+", "", what, flags=_I))
+    kind = FactKind.HEALTH if _EATS_DRINKS_SMOKES.search(what) else FactKind.PREFERENCE
+    topic = _topic(_LEADING_LIKE_OR_EAT.sub("", what))
     return _fact(f"User no longer {_third_person_verb(what.split()[0])} {' '.join(what.split()[1:])}".strip(),
                  kind, 0.7, topic=topic, negated=True)
 
@@ -765,39 +863,47 @@ _DROPPED_SUBJECT = (r"(?:(?:finally|now|really|so|honestly|actually|just|still)\
                     r"doing|taking|going|getting|learning|training|saving|headed|heading)")
 _AND_VERB = (r",?\s+and\s+(?=(?:just|also|now|recently|currently|started|have|'ve|am|been|got|was|will|love|like|work|"
              r"live|go|play|teach|study|moved|grew)\b)")
+# A sentence and the marks that end it; a dot between digits ("3.5 miles") does not end one.
+_SENTENCE = re.compile(r"([^.!?;\n]+(?:\.(?=\d)[^.!?;\n]*)*)([.!?;\n]*)")
+_SUPPOSITION = re.compile(r"\s*(?:if|unless|suppose|imagine|when)\b", _I)
+_CLAUSE_BREAK = re.compile(
+    r",?\s+(?:and|but|so|because|though|although)\s+(?=(?:I|I'm|I've|my|we)\b)|,\s+(?=(?:I|I'm|I've|my)\b)|"
+    r",\s+(?=(?:she|he|they)(?:'s|'re|'ll)?\s)|"
+    r",?\s+since\s+(?=(?:I|my)\b(?!\s+was\b))|"
+    r"\s+-\s+|,\s+but\s+|,\s+so\s+|,\s+(?=(?:(?:is|isn't|are|aren't|do|does|don't|did|can|could|would|"
+    r"will|should)\s+(?:that|it|this|you|i|we|they|there)\b|right\b|you know\b|what do you|how about|"
+    r"any\s))|,\s+(?=" + _DROPPED_SUBJECT + r"\b)|"
+    r",\s+(?=(?:the|my|our)\s+(?:doctor|doc|gp|physio|physiotherapist|dentist|therapist)\b)|"
+    r",\s+(?=no\s+\w+ing\b)|"
+    + _AND_VERB)
+_MY_SOMEONE_NAMED = re.compile(r"(?i:my)\s+[a-z]+(?:\s+(?-i:[A-Z][a-z]+))?")  # "My girlfriend Sarah"
+_STARTS_WITH_WORD_I = re.compile(r"I\b")
+_HAS_OWN_SUBJECT = re.compile(r"(?i:I|I'm|I've|I'd|I'll|my|we|you|he|she|they|it|please|thanks|thank|lol|haha|"
+                              r"sorry|no|yes|yeah|ok|okay|which|that|this|there|what|how|why|the|a|an)\b")
+_GERUND_SUBJECT = re.compile(r"(?i:\w+ing\b[^,]*?\s(?:is|was|are|makes|gets|can)\b)")
 
 
 def _clauses(text: str) -> list[tuple[str, bool, int]]:
     """Clauses with whether each is the asking part of a question and its sentence's number."""
     out: list[tuple[str, bool, int]] = []
     text = _ABBREVIATIONS.sub(lambda m: m.group(1), text)
-    for number, (sentence, mark) in enumerate(re.findall(r"([^.!?;\n]+(?:\.(?=\d)[^.!?;\n]*)*)([.!?;\n]*)", text)):
-        if re.match(r"\s*(?:if|unless|suppose|imagine|when)\b", sentence, _I) and "," in sentence:
+    for number, (sentence, mark) in enumerate(_SENTENCE.findall(text)):
+        if _SUPPOSITION.match(sentence) and "," in sentence:
             continue  # "If I get the job, I'll move to Berlin": the whole sentence is a supposition
-        parts = re.split(r",?\s+(?:and|but|so|because|though|although)\s+(?=(?:I|I'm|I've|my|we)\b)|,\s+(?=(?:I|I'm|I've|my)\b)|"
-                         r",\s+(?=(?:she|he|they)(?:'s|'re|'ll)?\s)|"
-                         r",?\s+since\s+(?=(?:I|my)\b(?!\s+was\b))|"
-                         r"\s+-\s+|,\s+but\s+|,\s+so\s+|,\s+(?=(?:(?:is|isn't|are|aren't|do|does|don't|did|can|could|would|"
-                         r"will|should)\s+(?:that|it|this|you|i|we|they|there)\b|right\b|you know\b|what do you|how about|"
-                         r"any\s))|,\s+(?=" + _DROPPED_SUBJECT + r"\b)|"
-                         r",\s+(?=(?:the|my|our)\s+(?:doctor|doc|gp|physio|physiotherapist|dentist|therapist)\b)|"
-                         r",\s+(?=no\s+\w+ing\b)|"
-                         + _AND_VERB, sentence)
+        parts = _CLAUSE_BREAK.split(sentence)
         parts = [p.strip() for p in parts if p and p.strip()]
         if parts:
             parts[0] = _subject_dropped(_LEADING.sub("", _LEADING.sub("", parts[0])))
         joined: list[str] = []
         for part in parts:
-            if joined and re.fullmatch(r"(?i:my)\s+[a-z]+(?:\s+(?-i:[A-Z][a-z]+))?", joined[-1]) and re.match(r"I\b", part):
+            if joined and _MY_SOMEONE_NAMED.fullmatch(joined[-1]) and _STARTS_WITH_WORD_I.match(part):
                 joined[-1] += " and " + part  # "My girlfriend Sarah and I have been together": one subject
             else:
                 joined.append(part)
         for i, part in enumerate(joined):
-            if i and not re.match(r"(?i:I|I'm|I've|I'd|I'll|my|we|you|he|she|they|it|please|thanks|thank|lol|haha|"
-                                  r"sorry|no|yes|yeah|ok|okay|which|that|this|there|what|how|why|the|a|an)\b", part) \
-                    and (re.match(r"(?i:I|I'm|I've|my)\b", joined[i - 1])
-                         or re.match(r"(?i:(?:finally|now|really|so|honestly|actually|just|still)\s+)?(?:feeling|felt)\b", part)) \
-                    and not re.match(r"(?i:\w+ing\b[^,]*?\s(?:is|was|are|makes|gets|can)\b)", part) \
+            if i and not _HAS_OWN_SUBJECT.match(part) \
+                    and (_STARTS_FIRST_PERSON.match(joined[i - 1]) or _FEELING.match(part)) \
+                    and not _GERUND_SUBJECT.match(part) \
                     and (not _NOT_A_VERB.match(part) or _FEELING.match(part)):
                 # "running in cold air is rough": a gerund subject, not a dropped "I'm"; "so many people came",
                 # "another rejection": no verb to give a subject to
@@ -814,26 +920,35 @@ _NOT_A_VERB = re.compile(
 _FEELING = re.compile(r"(?i:(?:finally|now|really|so|honestly|actually|just|still)\s+)?(?:feeling|felt)\b")
 
 
+_LEADING_ADVERB = re.compile(r"^(?i:(?:finally|now|really|so|honestly|actually|just|still)\s+)")
+_STARTS_WITH_ING = re.compile(r"(?i:\w+ing)\b")
+_STARTS_WITH_BEEN = re.compile(r"(?i:been)\b")
+
+
 def _with_subject(part: str) -> str:
     """The subject a clause dropped: "looking for work" → I'm looking…, "been so busy" → I've been…, "grew up" → I…"""
     part = part[:1].lower() + part[1:]
-    verb = re.sub(r"^(?i:(?:finally|now|really|so|honestly|actually|just|still)\s+)", "", part)
-    if re.match(r"(?i:\w+ing)\b", verb):
+    verb = _LEADING_ADVERB.sub("", part)
+    if _STARTS_WITH_ING.match(verb):
         return "I'm " + part
-    if re.match(r"(?i:been)\b", verb):
+    if _STARTS_WITH_BEEN.match(verb):
         return "I've " + part
     return "I " + part
+
+
+_FIRST_WORD = re.compile(r"(?P<w>[A-Za-z]+)\s+\w")
+_PAST_IN_ED = re.compile(r"\w{3,}ed")
 
 
 def _subject_dropped(clause: str) -> str:
     """A message that starts without its subject: "Feeling much more relaxed now", "Hurt my knee", "Went vegetarian in
     January", "Bought another latte": the speaker's own news."""
-    first = re.match(r"(?P<w>[A-Za-z]+)\s+\w", clause)
+    first = _FIRST_WORD.match(clause)
     if not first:
         return clause
     word = first.group("w").lower()
     if word in ("feeling", "been", "hurt", "quit") or word in PAST_IRREGULAR - {"read", "put", "let", "set"} or (
-            re.fullmatch(r"\w{3,}ed", word) and word not in ("need", "used", "bed", "red", "seed", "shed", "speed")):
+            _PAST_IN_ED.fullmatch(word) and word not in ("need", "used", "bed", "red", "seed", "shed", "speed")):
         return _with_subject(clause)
     return clause
 
@@ -855,36 +970,53 @@ _TRAILER = re.compile(r"\s+(?:lol|haha+|though|honestly|which|but|because|so tha
                       r"\s*,\s*(?:it|that|this)(?:\s+(?:was|is)|'s)\b.*$", _I)
 
 
+_STATEMENT_START = re.compile(r"(?i:I|I'm|I've|I'd|My)\b")
+_WISH_START = re.compile(r"(?i:I'd|I would)\b")
+_COMPOUND_ADJECTIVE = re.compile(r"(?i:I'm)\s+\w[\w-]*-\w+$")  # "I'm left-handed"
+_MISHAP = re.compile(r"(?i:my)\s+(?!" + RELATIONS[3:-1] + r"\b)\w+\s+(?:got|was|were|is|has been|keeps getting)\s+\w+ed\b"
+                     r"(?:\s+\w+){0,2}$")
+_YOU = re.compile(r"\b(?:you|your)\b", _I)
+_THANKS = re.compile(r"\bthank", _I)
+_ENDS_VAGUE = re.compile(r"\b(?:that|one|it|this|them|so)(?:\s+any ?more)?$", _I)
+_SOMEONES_THING = re.compile(r"(?i:my)\s+\w+'s\b")
+
+
 def _generic(clause: str, about_relation: bool = False) -> Fact | None:
     """A first-person statement no specific rule knows, kept as said: "I teach high school chemistry in Ohio"."""
-    if not re.match(r"(?i:I|I'm|I've|I'd|My)\b", clause) or _CHAT_STARTS.match(clause) or _MY_CHAT.match(clause):
+    if not _STATEMENT_START.match(clause) or _CHAT_STARTS.match(clause) or _MY_CHAT.match(clause):
         return None
-    if re.match(r"(?i:I'd|I would)\b", clause):
+    if _WISH_START.match(clause):
         return None  # wishes and conditionals
     clause = _TRAILER.sub("", clause).strip(" ,")
     words = clause.split()
-    if not (3 if not re.match(r"(?i:I'm)\s+\w[\w-]*-\w+$", clause) else 2) <= len(words) <= 18:
+    if not (3 if not _COMPOUND_ADJECTIVE.match(clause) else 2) <= len(words) <= 18:
         return None  # two words only for a compound like "I'm left-handed"
-    if re.match(r"(?i:my)\s+(?!" + RELATIONS[3:-1] + r"\b)\w+\s+(?:got|was|were|is|has been|keeps getting)\s+\w+ed\b"
-                r"(?:\s+\w+){0,2}$", clause):
+    if _MISHAP.match(clause):
         return None  # "my flight got delayed again": a mishap of the moment
-    if re.search(r"\b(?:you|your)\b", clause, _I) and not re.search(r"\bthank", clause, _I):
+    if _YOU.search(clause) and not _THANKS.search(clause):
         return None  # about the conversation with the assistant
-    if re.search(r"\b(?:that|one|it|this|them|so)(?:\s+any ?more)?$", clause, _I) or (
-            re.match(r"(?i:my)\s+\w+'s\b", clause) and not about_relation):
+    if _ENDS_VAGUE.search(clause) or (_SOMEONES_THING.match(clause) and not about_relation):
         return None  # "I'm not doing that anymore", "my friend's cat…": nothing definite about the user
     return _fact(to_third_person(clause), statement_kind(clause), 0.4)
+
+
+_I_AND_VERB = re.compile(r"(?i:I)\s+(?:(?:just|also|really|finally|already|actually)\s+)?(\w+)")
+_IN_ED = re.compile(r"\w+ed")
 
 
 def statement_kind(clause: str) -> FactKind:
     """A plan (said with a future), an event (something that happened), or neither."""
     if _FUTURE.search(clause):
         return FactKind.PLAN
-    verb = re.match(r"(?i:I)\s+(?:(?:just|also|really|finally|already|actually)\s+)?(\w+)", clause)
+    verb = _I_AND_VERB.match(clause)
     if _PAST_TIME.search(clause) or (verb and (verb.group(1).lower() in PAST_IRREGULAR
-                                               or re.fullmatch(r"\w+ed", verb.group(1).lower()))):
+                                               or _IN_ED.fullmatch(verb.group(1).lower()))):
         return FactKind.EVENT
     return FactKind.PLAN if _TIME.search(clause) else FactKind.OTHER
+
+
+_ABOUT_SOMEONE_ELSE = re.compile(r"^(?:you|your|he|she|they|it|we're not|people|his|her|their|its)\b", _I)
+_ABOUT_RELATION = re.compile(r"(?i:my)\s+(?:\w+\s+)?(?P<rel>" + RELATIONS[3:-1] + r")s?\b")
 
 
 def extract_english(text: str, last_relation: str | None = None, context: Sequence[str] = ()) -> list[Fact]:
@@ -923,7 +1055,7 @@ def extract_english(text: str, last_relation: str | None = None, context: Sequen
             continue
         if said is clause and starts_sentence:
             said = _subject_dropped(clause)
-        if re.match(r"^(?:you|your|he|she|they|it|we're not|people|his|her|their|its)\b", said, _I):
+        if _ABOUT_SOMEONE_ELSE.match(said):
             continue
         said = _objects_resolved(said, mentions)
         if starts_sentence:
@@ -941,7 +1073,7 @@ def extract_english(text: str, last_relation: str | None = None, context: Sequen
         if found.slot == MOOD_SLOT and cause:
             found.text = f"{cause}, {found.text}"
         cause = None
-        about = re.match(r"(?i:my)\s+(?:\w+\s+)?(?P<rel>" + RELATIONS[3:-1] + r")s?\b", said)
+        about = _ABOUT_RELATION.match(said)
         if about and found.kind in (FactKind.OTHER, FactKind.PLAN, FactKind.EVENT) and found.text.startswith("User's"):
             found.kind, found.topic = FactKind.RELATIONSHIP, about.group("rel").lower()
         if about and found.kind is FactKind.RELATIONSHIP and _GONE.search(said):

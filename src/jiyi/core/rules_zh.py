@@ -75,28 +75,41 @@ _OCCUPATION_SUFFIX = re.compile(
 _DIET_WORDS = re.compile(r"^(?:吃素|素食者?|纯素|素食主义者|穆斯林)$")
 
 
+_LEADING_COMMAS = re.compile(r"^[，,、\s]+")
+_STARTS_DEICTIC = re.compile(r"^(?:这|那|它|你|您|他|她)(?!们家)")  # 这个 / 你说的 (but 她们家 is a place)
+
+
 def _clean_object(text: str, limit: int = 24) -> str | None:
     text = _TRAILING.sub("", text.strip())
-    text = re.sub(r"^[，,、\s]+", "", text)
+    text = _LEADING_COMMAS.sub("", text)
     if not text or len(text) > limit:
         return None
-    if re.match(r"^(?:这|那|它|你|您|他|她)(?!们家)", text) and not text.startswith(("这边", "那边")):
+    if _STARTS_DEICTIC.match(text) and not text.startswith(("这边", "那边")):
         return None  # 我喜欢这个 / 我喜欢你说的: about the moment, not a lasting fact
     return text
 
 
+_MY_MOM_OR_DAD = re.compile(r"我(妈|爸)(?!妈|爸)")  # 我妈 (but not 我妈妈, 我爸妈)
+_MY_FAMILYS = re.compile(r"我家(?=" + RELATIONS + ")")
+_OUR_FAMILY = re.compile(r"我们家")
+_MY_BEFORE_RELATION = re.compile(r"我(?=" + RELATIONS + r")(?!的)")
+
+
 def to_third_person(text: str) -> str:
     """我 → 用户 for the facts we store: 我妈 → 用户的妈妈, 我家猫 → 用户家的猫, 我的 → 用户的."""
-    text = re.sub(r"我(妈|爸)(?!妈|爸)", lambda m: "我的" + _RELATION_NAMES[m.group(1)], text)
-    text = re.sub(r"我家(?=" + RELATIONS + ")", "我家的", text)
-    text = re.sub(r"我们家", "用户家", text)
-    text = re.sub(r"我(?=" + RELATIONS + r")(?!的)", "我的", text)
+    text = _MY_MOM_OR_DAD.sub(lambda m: "我的" + _RELATION_NAMES[m.group(1)], text)
+    text = _MY_FAMILYS.sub("我家的", text)
+    text = _OUR_FAMILY.sub("用户家", text)
+    text = _MY_BEFORE_RELATION.sub("我的", text)
     return text.replace("我自己", "用户自己").replace("我", "用户")
+
+
+_NOT_A_NAME = re.compile(r"[，,\s]|什么|啥")
 
 
 def _name(m: re.Match[str], clause: str) -> Fact | None:
     name = _clean_object(m.group("name"), 12)
-    if not name or re.search(r"[，,\s]|什么|啥", name):
+    if not name or _NOT_A_NAME.search(name):
         return None
     return make_fact(f"用户叫{name}", FactKind.PERSONAL, 0.9, slot="name", topic=name, core=True)
 
@@ -110,17 +123,24 @@ def _birthday(m: re.Match[str], clause: str) -> Fact | None:
     return make_fact(f"用户的生日是{date}", FactKind.PERSONAL, 0.9, slot="birthday", core=True) if date else None
 
 
+_LEADING_DEGREE = re.compile(r"^(?:有点|有些|严重|特别|很|会|也|还)+")
+
+
 def _allergy(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"), 12)
     if not what or what in ("有点", "有", "会"):
         return None
-    what = re.sub(r"^(?:有点|有些|严重|特别|很|会|也|还)+", "", what)
+    what = _LEADING_DEGREE.sub("", what)
     return make_fact(f"用户对{what}过敏", FactKind.HEALTH, 0.95, topic=f"{what}过敏", core=True) if what else None
+
+
+_NOT_A_PLACE = re.compile(r"^(?:家|家里|这|那|哪)$")
+_A_STAY = re.compile(r"酒店|宾馆|旅馆|民宿|医院|帐篷")  # where one stays for a while, not where one lives
 
 
 def _residence(m: re.Match[str], clause: str) -> Fact | None:
     place = _clean_object(m.group("place"), 16)
-    if not place or re.match(r"^(?:家|家里|这|那|哪)$", place) or re.search(r"酒店|宾馆|旅馆|民宿|医院|帐篷", place):
+    if not place or _NOT_A_PLACE.match(place) or _A_STAY.search(place):
         return None
     return make_fact(f"用户住在{place}", FactKind.PERSONAL, 0.7, slot="residence", topic=place)
 
@@ -140,11 +160,15 @@ def _workplace(m: re.Match[str], clause: str) -> Fact | None:
     return make_fact(f"用户在{place}{verb}", FactKind.PERSONAL, 0.7, slot="workplace", topic=place)
 
 
+_NOT_AN_IDENTITY = re.compile(r"^(?:说|不|在|想|真|挺|有点|觉得|因为|为了|怎么|这样|那样|跟|和|被|把|对|来|去|第一次|故意)")
+_LEADING_MEASURE = re.compile(r"^(?:一名|一个|一位|个|名|位)")
+
+
 def _identity(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"), 16)
-    if not what or re.match(r"^(?:说|不|在|想|真|挺|有点|觉得|因为|为了|怎么|这样|那样|跟|和|被|把|对|来|去|第一次|故意)", what):
+    if not what or _NOT_AN_IDENTITY.match(what):
         return None
-    bare = re.sub(r"^(?:一名|一个|一位|个|名|位)", "", what)
+    bare = _LEADING_MEASURE.sub("", what)
     if _DIET_WORDS.match(bare):
         return make_fact("用户吃素", FactKind.HEALTH, 0.8, topic="吃素")
     if bare.endswith("人") and not _OCCUPATION_SUFFIX.search(bare[:-1] or "x"):
@@ -163,13 +187,17 @@ def _diet(m: re.Match[str], clause: str) -> Fact | None:
     return make_fact("用户吃素", FactKind.HEALTH, 0.8, topic="吃素")
 
 
+_LEADING_AGAIN_OR_WILL = re.compile(r"^(?:再|会)")
+_LEADING_GO = re.compile(r"^去")
+
+
 def _reversal(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"), 16)
     if not what:
         return None
-    what = re.sub(r"^(?:再|会)", "", what)
+    what = _LEADING_AGAIN_OR_WILL.sub("", what)
     # 不去健身房了: the place is the topic, the going stays in the fact ("用户不再健身房" said nothing).
-    topic = re.sub(r"^去", "", what)
+    topic = _LEADING_GO.sub("", what)
     if len(topic) < 2:
         return None  # 不减了 / 不吃了: what is no longer done is not said
     if _STATE_ONLY.fullmatch(what):  # 我不紧张了: how the user feels now
@@ -184,11 +212,14 @@ def _quit(m: re.Match[str], clause: str) -> Fact | None:
     return make_fact(f"用户戒了{what}", FactKind.HEALTH, 0.7, topic=_topic_of(what), negated=True)
 
 
+_TRAILING_LIVE = re.compile(r"(?:住|去住|来住|定居|生活)$")  # 搬到杭州去住 → 杭州
+
+
 def _moved(m: re.Match[str], clause: str) -> Fact | None:
     place = _clean_object(m.group("place"), 16)
     if not place:
         return None
-    place = re.sub(r"(?:住|去住|来住|定居|生活)$", "", place)
+    place = _TRAILING_LIVE.sub("", place)
     return make_fact(f"用户搬到了{place}", FactKind.PERSONAL, 0.8, slot="residence", topic=place)
 
 
@@ -199,25 +230,34 @@ def _new_job(m: re.Match[str], clause: str) -> Fact | None:
     return make_fact(f"用户现在在{place}{m.group('verb') or '工作'}", FactKind.PERSONAL, 0.8, slot="workplace", topic=place)
 
 
+_EATS_DRINKS_SMOKES = re.compile(r"^(?:吃|喝|抽|戒)")
+_TOPIC_DEGREE = re.compile(r"^(?:很|最|超|特别|非常|挺|蛮|也|还|都|真的|一直|比较|有点)+")
+_TOPIC_LIKING = re.compile(r"^(?:喜欢|爱|热爱)")
+_TOPIC_TRAILING_DE = re.compile(r"的?东西$|的$")
+
+
 def _kind_of_habit(what: str) -> FactKind:
-    if re.match(r"^(?:吃|喝|抽|戒)", what) or "素" in what:
+    if _EATS_DRINKS_SMOKES.match(what) or "素" in what:
         return FactKind.HEALTH
     return FactKind.PREFERENCE
 
 
 def _topic_of(what: str) -> str:
     """喜欢吃辣 / 不吃辣 / 爱吃辣的 → 吃辣: the thing a preference is about, so reversals can be recognised."""
-    what = re.sub(r"^(?:很|最|超|特别|非常|挺|蛮|也|还|都|真的|一直|比较|有点)+", "", what)
-    what = re.sub(r"^(?:喜欢|爱|热爱)", "", what)
-    what = re.sub(r"的?东西$|的$", "", what)
+    what = _TOPIC_DEGREE.sub("", what)
+    what = _TOPIC_LIKING.sub("", what)
+    what = _TOPIC_TRAILING_DE.sub("", what)
     return what
+
+
+_STARTS_WITH_DE = re.compile(r"^(?:的)")
 
 
 def _likes(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"))
     if not what or what.startswith(("上你", "和你", "跟你", "听你", "看你")):
         return None
-    if re.match(r"^(?:的)", what):
+    if _STARTS_WITH_DE.match(what):
         return None
     text = to_third_person("我" + clause[m.start("lead"):m.end("what")].lstrip("我"))
     text = _TRAILING.sub("", text)
@@ -226,13 +266,16 @@ def _likes(m: re.Match[str], clause: str) -> Fact | None:
     return make_fact(text, FactKind.PREFERENCE, 0.5, topic=_topic_of(prefix + what))
 
 
+_DOES_NOT_EAT = re.compile(r"不(?:吃|喝)")
+
+
 def _dislikes(m: re.Match[str], clause: str) -> Fact | None:
     what = _clean_object(m.group("what"))
     if not what:
         return None
     verb = m.group("verb")
     text = _TRAILING.sub("", f"用户{m.group('deg') or ''}{verb}{what}")
-    eats = re.match(r"不(?:吃|喝)", verb)
+    eats = _DOES_NOT_EAT.match(verb)
     topic = _topic_of(verb[1:] + what) if eats else _topic_of(what)
     kind = FactKind.HEALTH if eats else FactKind.PREFERENCE
     return make_fact(text, kind, 0.6 if eats else 0.5, topic=topic, negated=True)
@@ -245,12 +288,16 @@ def _favorite(m: re.Match[str], clause: str) -> Fact | None:
     return make_fact(f"用户最喜欢的{thing}是{value}", FactKind.PREFERENCE, 0.6, slot=f"favorite:{thing}", topic=value)
 
 
+_NAMED = re.compile(r"^[，,]?(?:叫|名叫|名字叫)")  # 我有个妹妹，叫小雨
+_NAMED_OR_IS = re.compile(r"^(?:叫|名叫|名字叫|是)")
+
+
 def _has_relation(m: re.Match[str], clause: str) -> Fact | None:
     relation = _RELATION_NAMES.get(m.group("rel"), m.group("rel"))
     tail = _clean_object(clause[m.end("rel"):], 16) or ""
     count = m.group("count") or ("一只" if relation in _PETS else "一个")
     verb = m.group("verb")
-    text = f"用户{verb}{count}{m.group('mod') or ''}{relation}" + (tail if re.match(r"^[，,]?(?:叫|名叫|名字叫)", tail) else "")
+    text = f"用户{verb}{count}{m.group('mod') or ''}{relation}" + (tail if _NAMED.match(tail) else "")
     return make_fact(_TRAILING.sub("", text.replace("，", "").replace(",", "")), FactKind.RELATIONSHIP, 0.7,
                  topic=relation)
 
@@ -261,7 +308,7 @@ def _relation_fact(m: re.Match[str], clause: str) -> Fact | None:
         return None
     relation = _RELATION_NAMES.get(m.group("rel"), m.group("rel"))
     owner = "用户家的" if m.group("own") == "我家" else "用户的"
-    importance = 0.8 if re.match(r"^(?:叫|名叫|名字叫|是)", rest) else 0.6
+    importance = 0.8 if _NAMED_OR_IS.match(rest) else 0.6
     return make_fact(to_third_person(f"{owner}{relation}{rest}"), FactKind.RELATIONSHIP, importance, topic=relation,
                      negated=bool(_GONE.search(rest)))
 
@@ -279,16 +326,23 @@ def _plan(m: re.Match[str], clause: str) -> Fact | None:
     return make_fact(to_third_person(f"用户{time}{verb}{rest}"), FactKind.PLAN, 0.5)
 
 
+_RELIEVED = re.compile(_RELIEF)
+_HEALTH_WORD = re.compile(_HEALTH)
+_FEELING_BETTER = re.compile(r"(?:心情)?好多了|没那么")
+_AT_LAST = re.compile(r"终于|总算")
+_JUST_NOW = re.compile(r"今天|刚才|现在")
+
+
 def _state(m: re.Match[str], clause: str) -> Fact | None:
     end = m.end("change") if m.group("change") else m.end("state")
     text = _TRAILING.sub("", to_third_person("我" + clause[m.end("me"):end]))
-    if text.endswith("多") or (re.match(_RELIEF, m.group("state")) and clause.endswith("了") and not m.group("change")):
+    if text.endswith("多") or (_RELIEVED.match(m.group("state")) and clause.endswith("了") and not m.group("change")):
         text += "了"  # 轻松多了 / 终于踏实了: the 了 is part of the change
     state = m.group("state")
-    health = re.search(_HEALTH, state) is not None
-    change = bool(m.group("change")) or re.match(r"(?:心情)?好多了|没那么", state) is not None or (
-        re.match(_RELIEF, state) is not None and (clause.endswith("了") or re.search(r"终于|总算", clause) is not None))
-    if not health and not change and re.search(r"今天|刚才|现在", clause):
+    health = _HEALTH_WORD.search(state) is not None
+    change = bool(m.group("change")) or _FEELING_BETTER.match(state) is not None or (
+        _RELIEVED.match(state) is not None and (clause.endswith("了") or _AT_LAST.search(clause) is not None))
+    if not health and not change and _JUST_NOW.search(clause):
         return None  # 今天好累: the moment's mood, not worth a memory (现在轻松多了 is news about now)
     if health:
         return make_fact(text, FactKind.HEALTH, 0.6, topic=state)
@@ -314,13 +368,17 @@ _NOT_ACTIVITY = re.compile(r"^(?:[\d一二两三四五六七八九十几半百�
 _VERB_WORDS = frozenset("学习 上班 上学 上课 打算 写作 看病 打工 打卡 下班 上网 做饭 做梦 看看 玩玩 听说 读书会 打扰".split())
 
 
+_AMOUNT = re.compile(r"[\d一二两三四五六七八九十几半]+(?:杯|瓶|罐|碗|个|次|包|根|口|块|片|份|公里|小时|个小时|分钟|趟|圈|束|本)")
+_WORD_OF_LETTERS = re.compile(r"[\u4e00-\u9fffA-Za-z]+")
+
+
 def activity_key(what: str) -> str | None:
     """The activity a routine or a restriction is about: 每天早上跑步五公里 → 跑步, 喝两杯咖啡 → 咖啡, 练半小时瑜伽 → 瑜伽,
     去健身房 → 健身; None when no activity is named (至少两杯)."""
-    what = re.sub(r"[\d一二两三四五六七八九十几半]+(?:杯|瓶|罐|碗|个|次|包|根|口|块|片|份|公里|小时|个小时|分钟|趟|圈|束|本)", "", what)
+    what = _AMOUNT.sub("", what)
     words = []
     for word in rjieba.cut(what):
-        if not re.fullmatch(r"[\u4e00-\u9fffA-Za-z]+", word):
+        if not _WORD_OF_LETTERS.fullmatch(word):
             continue
         if len(word) >= 2 and word[0] in _LIGHT_VERBS and word not in _ACTIVITY_WORDS and word not in _VERB_WORDS \
                 and word not in _ACTIVITY_WORDS.values():
@@ -347,12 +405,17 @@ def activity_key(what: str) -> str | None:
     return _ACTIVITY_WORDS.get(head, head)
 
 
+_HOW_IT_IS = re.compile(r"^(?:的|是|很|好|挺|太|特别|有点|都很|都是)")
+_HOW_IT_FEELS = re.compile(r"(?:好|很|太|真|超|挺)[^，,]{1,3}$")
+_ENDS_DOUBLED = re.compile(r"(.)\1$")  # 乐呵呵
+
+
 def _habit(m: re.Match[str], clause: str) -> Fact | None:
     """我每天早上跑步五公里 / 我平时每周游两次泳: a routine, one per activity (slot habit:<activity>)."""
     act = _TRAILING.sub("", m.group("act"))
     key = activity_key(act)
-    if not key or re.match(r"^(?:的|是|很|好|挺|太|特别|有点|都很|都是)", act) or _STATE_ONLY.match(act) \
-            or re.search(r"(?:好|很|太|真|超|挺)[^，,]{1,3}$", act) or re.search(r"(.)\1$", key):
+    if not key or _HOW_IT_IS.match(act) or _STATE_ONLY.match(act) \
+            or _HOW_IT_FEELS.search(act) or _ENDS_DOUBLED.search(key):
         return None  # 每天接送好麻烦, 每天都乐呵呵的: how it feels, not what is done
     text = _TRAILING.sub("", to_third_person("我" + clause[m.end("me"):]))
     if len(text) > 30:
@@ -363,14 +426,20 @@ def _habit(m: re.Match[str], clause: str) -> Fact | None:
 _STATE_ONLY = re.compile(r"^(?:都|很|好|特别|非常|挺)*(?:" + _STATES + "|" + _HEALTH + ")")
 
 
+_NOT_AN_ACTIVITY_OFF = re.compile(r"^(?:说|想|理解|接受|相信|确定|喜欢|吃素)")  # 不能理解, 不能说: no routine stops
+
+
 def _cannot(m: re.Match[str], clause: str) -> Fact | None:
     """暂时不能跑步了 / 我已经停了游泳: the activity is off for now; it ends the routine (same habit slot)."""
     act = _TRAILING.sub("", m.group("act"))
     key = activity_key(act)
-    if not key or re.match(r"^(?:说|想|理解|接受|相信|确定|喜欢|吃素)", act):
+    if not key or _NOT_AN_ACTIVITY_OFF.match(act):
         return None
     text = _TRAILING.sub("", to_third_person("我" + clause[m.end("me"):]))
     return make_fact(text, FactKind.HEALTH, 0.6, topic=key, slot=habit_slot(key), negated=True)
+
+
+_FORBIDDEN = re.compile(r"(?:别再?|不要再?|不能再?|不准|不许|少)(?P<act>.+)$")
 
 
 def _doctor(m: re.Match[str], clause: str) -> Fact | None:
@@ -379,7 +448,7 @@ def _doctor(m: re.Match[str], clause: str) -> Fact | None:
     if not rest or _QUESTION.search(rest):
         return None
     verb = m.group("verb")
-    forbidden = re.match(r"(?:别再?|不要再?|不能再?|不准|不许|少)(?P<act>.+)$", rest)
+    forbidden = _FORBIDDEN.match(rest)
     if verb in ("不让", "不许", "不准") or (forbidden and verb != "说"):
         key = activity_key(forbidden.group("act") if forbidden else rest)
         if key:
@@ -406,15 +475,21 @@ _BODY = (r"(?:耳朵|喉咙|嗓子|鼻子|膝盖|腰|脚踝|脚|腿|小腿|大�
          r"牙齿|肋骨|尾椎|腰肌|腱鞘)")
 
 
+_LEADING_MY = re.compile(r"^我的?")
+
+
 def _injury(m: re.Match[str], clause: str) -> Fact | None:
-    text = _TRAILING.sub("", to_third_person("我" + re.sub(r"^我的?", "", clause[:m.end("what")])))
+    text = _TRAILING.sub("", to_third_person("我" + _LEADING_MY.sub("", clause[:m.end("what")])))
     return make_fact(text, FactKind.HEALTH, 0.7, topic=m.group("part") + "受伤")
+
+
+_STARTS_WITH_PRONOUN = re.compile(r"^(?:这|那|它|你|他|她)")
 
 
 def _necessity(m: re.Match[str], clause: str) -> Fact | None:
     """拿铁已经成了我每天的必需品 / 我每天都离不开咖啡: a habit said as a need."""
     thing = _clean_object(m.group("thing") or m.group("thing2"), 8)
-    if not thing or re.match(r"^(?:这|那|它|你|他|她)", thing):
+    if not thing or _STARTS_WITH_PRONOUN.match(thing):
         return None
     key = (activity_key(thing) if thing[0] in _LIGHT_VERBS else None) or _ACTIVITY_WORDS.get(thing, thing)
     text = _TRAILING.sub("", to_third_person(clause[m.start():]))
@@ -426,11 +501,15 @@ _DAY_TIMES = (r"(?:" + "(?:上班|下班|回家|放学)(?:路上|后|的时候)|
               r"这周[一二三四五六日天末]?|周[一二三四五六日天]|今晚" + ")")
 
 
+_NOT_DONE_BY_USER = re.compile(r"你|被|死了|没$")
+_NOTHING_IN_PARTICULAR = re.compile(r"(?:了|过)?(?:个|一个|一下|点|些|一些|一会儿?)(?:视频|东西|饭|觉|会|书|剧)?$")
+
+
 def _done(m: re.Match[str], clause: str) -> Fact | None:
     """早上买了一杯拿铁 / 今天又去健身房了: something the user did, said without 我 (Chinese drops it)."""
-    if not (m.group("time") or m.group("again")) or re.search(r"你|被|死了|没$", clause):
+    if not (m.group("time") or m.group("again")) or _NOT_DONE_BY_USER.search(clause):
         return None
-    if re.match(r"(?:了|过)?(?:个|一个|一下|点|些|一些|一会儿?)(?:视频|东西|饭|觉|会|书|剧)?$", clause[m.end():]):
+    if _NOTHING_IN_PARTICULAR.match(clause[m.end():]):
         return None  # 昨天看了个视频: nothing in particular
     if statement_kind(clause) is not FactKind.EVENT:
         return None
@@ -446,10 +525,16 @@ def _illness(m: re.Match[str], clause: str) -> Fact | None:
 _ME = r"(?P<me>我)"
 _DEG = r"(?:最|很|超|超级|特别|非常|挺|蛮|真的|一直|也|还|都|比较|巨|贼|好|真|其实)*"
 
+_RUN_BY_SOMEONE_ELSE = re.compile(r"会|课|航班|快递|订单|外卖|比赛")
+_EATS_OR_DRINKS = re.compile(r"^(?:吃|喝)")  # 不能吃辣, with no time and no 了: a diet, not a pause
+_DATE_LIKE = re.compile(r"\d|月|号|日")  # 我是北京出生的 says no birthday
+_RELIEVED_OR_HAPPY = re.compile(_RELIEF + "|开心|高兴")  # 终于开心了: a mood said with 终于 / 总算 is a change
+
+
 def _called_off(m: re.Match[str], clause: str) -> Fact | None:
     """婚礼取消了 / 去日本的计划泡汤了: a plan of the user's that is off (it replaces the plan, offline.decide)."""
     what = _clean_object(m.group("what"), 12)
-    if not what or re.search(r"会|课|航班|快递|订单|外卖|比赛", what):
+    if not what or _RUN_BY_SOMEONE_ELSE.search(what):
         return None  # a meeting, a class, a flight someone else cancelled: not the user's plan
     owner = "用户" if what.startswith(("去", "的")) else "用户的"
     return make_fact(f"{owner}{what}{m.group('verb')}", FactKind.PLAN, 0.6, topic=what)
@@ -465,7 +550,7 @@ RULES: tuple[Rule, ...] = (
                                r"(?P<neg>不能再?|不可以再?|不能够|没法再?|没办法再?|不准再?|不许再?|不敢再?|停了|暂停了)"
                                r"(?P<act>[^，,。]{1,10})$"),
           lambda m, c: _cannot(m, c) if (m.group("when") or c.endswith("了") or m.group("neg").endswith("了")
-                                         or not re.match(r"^(?:吃|喝)", m.group("act"))) else None),
+                                         or not _EATS_OR_DRINKS.match(m.group("act"))) else None),
     Rule("reversal", re.compile(r"我(?:现在|已经|早就|后来|从今年起|这两年)?(?:不再|已经不|早就不|再也不|不)(?P<what>.{1,14}?)了$"),
           _reversal),
     Rule("no-longer", re.compile(r"我(?:现在|已经|早就|后来)?(?:不再|再也不)(?P<what>.{1,14})$"), _reversal),
@@ -497,7 +582,7 @@ RULES: tuple[Rule, ...] = (
     Rule("birthday", re.compile(r"(?:我的?生日(?:是|在)?(?P<date>.{2,12}?)(?:[，,。]|$)|我(?:是)?(?P<d2>.{2,10}?)(?:出生|生日)的?)"),
           lambda m, c: _birthday(m, c) if m.group("date") else (
               make_fact(f"用户的生日是{m.group('d2')}", FactKind.PERSONAL, 0.9, slot="birthday", core=True)
-              if re.search(r"\d|月|号|日", m.group("d2")) else None)),
+              if _DATE_LIKE.search(m.group("d2")) else None)),
     Rule("favorite", re.compile(r"我最(?:喜欢|爱)的(?P<thing>.{1,8}?)(?:是|就是)(?P<value>.{1,16})$"), _favorite),
     Rule("residence", re.compile(r"我(?:现在|目前|一直|平时)?(?:住在|住|家在|定居在|生活在)(?P<place>[^，,。]{1,16}?)(?:住)?$"),
           _residence),
@@ -571,9 +656,9 @@ RULES: tuple[Rule, ...] = (
     # 现在轻松多了 / 感觉好多了: a change of mood, said without 我
     Rule("mood-change", re.compile(r"^(?P<me>)(?:现在|目前|终于|总算|已经|感觉|觉得|整个人|心情)+(?:也|都)?(?:有点儿?|很|好|特别|非常|超|挺|比较)?"
                                     r"(?P<state>" + _STATES + ")(?P<change>" + _CHANGE + ")?"),
-          lambda m, c: _state(m, c) if (m.group("change") or re.match(_RELIEF, m.group("state"))
-                                         or (re.match(r"终于|总算", c) and re.match(_RELIEF + "|开心|高兴", m.group("state")))
-                                         or (re.match(_RELIEF, m.group("state")) and c.endswith("了"))) else None),
+          lambda m, c: _state(m, c) if (m.group("change") or _RELIEVED.match(m.group("state"))
+                                         or (_AT_LAST.match(c) and _RELIEVED_OR_HAPPY.match(m.group("state")))
+                                         or (_RELIEVED.match(m.group("state")) and c.endswith("了"))) else None),
     Rule("habit-subjectless", re.compile(r"^(?P<me>)" + _FREQUENCY + r"(?P<act>[^，,。]{2,18})$"), _habit),
     Rule("done", re.compile(r"^(?P<time>(?:" + _DAY_TIMES + r")+)?(?P<again>又|也|还|照例|照常|再次|再一次)?(?:去了?)?"
                              r"(?:在[^，,你他她]{1,6}?)?"
@@ -605,10 +690,17 @@ _NOT_THINGS = re.compile(r"^(?:天|妈呀|意思|想法|问题|建议|感觉|心
                          r"家|家人|意见|经验|理解|看法|梦想|目标)$")
 
 
+_PLURAL_RELATION = re.compile(_PLURALS)
+_CAT_OR_DOG = re.compile(r"猫|狗")
+_ASKS_A_NAME = re.compile(r"什么|啥|谁")  # 叫什么 is no name
+_SOMEONE_ELSES_RELATION = re.compile(r"(?<!我)(?<!我家)的(?P<rel>" + RELATIONS + ")")  # 同事的猫
+_STARTS_WITH_RELATION = re.compile(RELATIONS)
+
+
 def _gender(noun: str) -> str:
-    if re.fullmatch(_PLURALS, noun):
+    if _PLURAL_RELATION.fullmatch(noun):
         return PLURAL
-    if noun in _PETS or re.search(r"猫|狗", noun):
+    if noun in _PETS or _CAT_OR_DOG.search(noun):
         return ANIMAL
     return FEMALE if noun in _FEMALE else MALE if noun in _MALE else PERSON
 
@@ -631,16 +723,16 @@ def _mentions(clause: str) -> list[Mention]:
             own = "我"
         phrase = ("我家的" if own.startswith(("我家", "我们家")) else "我的" if m.group("have") else "我") + noun
         name = m.group("name")
-        if name and re.search(r"什么|啥|谁", name):
+        if name and _ASKS_A_NAME.search(name):
             name = None
         found.append((m.start("rel"), Mention(phrase, noun, _gender(noun), owned, name)))
-    for m in re.finditer(r"(?<!我)(?<!我家)的(?P<rel>" + RELATIONS + ")", clause):
+    for m in _SOMEONE_ELSES_RELATION.finditer(clause):
         noun = _RELATION_NAMES.get(m.group("rel"), m.group("rel"))
         found.append((m.start("rel"), Mention(noun, noun, _gender(noun), False)))
     for m in _THING.finditer(clause):
         words = [w for w in rjieba.cut(m.group("thing")) if w.strip()]
         thing = words[0] if words else ""
-        if not thing or _NOT_THINGS.match(thing) or re.match(RELATIONS, thing) or any(p == m.start("thing")
+        if not thing or _NOT_THINGS.match(thing) or _STARTS_WITH_RELATION.match(thing) or any(p == m.start("thing")
                                                                                           for p, _ in found):
             continue
         found.append((m.start("thing"), Mention("我的" + thing, thing, THING, True)))
@@ -678,12 +770,15 @@ def _resolved(clause: str, mentions: Sequence[Mention]) -> str | None:
     return clause
 
 
+_USER_SUBJECT = re.compile(r"^[^我，,]{0,6}我(?!们)")
+
+
 def _objects_resolved(clause: str, mentions: Sequence[Mention]) -> str:
     """我每周都回家看他 → 我每周都回家看爸爸: a pronoun inside a clause about the user, replaced by who it is."""
     def replace(m: re.Match[str]) -> str:
         who = resolve(mentions, _PRONOUN_GENDER[m.group("p")])
         return who.noun if who is not None else m.group(0)
-    me = re.match(r"^[^我，,]{0,6}我(?!们)", clause)  # 我… / 现在我…: a clause whose subject is the user
+    me = _USER_SUBJECT.match(clause)  # 我… / 现在我…: a clause whose subject is the user
     if me is None or len(clause) < 3:
         return clause
     return clause[:me.end()] + _OBJECT_PRONOUN.sub(replace, clause[me.end():])
@@ -711,15 +806,19 @@ _OTHERS = frozenset("朋友 好朋友 同事 同学 室友 领导 老板 闺蜜 
 _PRAISE = re.compile(r"(?:特别|很|好|太|超|真|挺|超级)(?:可爱|漂亮|好看|帅|萌|好吃|好玩|有趣|厉害|棒|乖)(?:啊|呀|了|的|哦)*$")
 
 
+_OWN_USER_SUBJECT = re.compile(r"^[^我，,]{1,6}我(?!们)")
+_RELATIONS_OWN = re.compile(r"^(?:我的?)?(?P<rel>" + RELATIONS + r")的")
+
+
 def _generic(clause: str, subject: str, *, implied: bool = False) -> Fact | None:
     """A first-person statement no specific rule knows, kept as it was said: 我在字节做后端开发 → 用户在字节做后端开发.
     `implied`: the subject was not said in this clause but carried over from the sentence's first one."""
-    if implied and re.match(r"^[^我，,]{1,6}我(?!们)", clause):
+    if implied and _OWN_USER_SUBJECT.match(clause):
         # 现在我每周都回家: the clause has its own 我. Not when the subject was said: in 我家的狗豆豆是我最好的朋友 or
         # 我妈是我最好的朋友 the first 我 is still the subject.
         subject = ""
     text = _TRAILING.sub("", to_third_person(subject + clause))
-    owner = re.match(r"^(?:我的?)?(?P<rel>" + RELATIONS + r")的", clause if subject == "" else subject[1:] + clause)
+    owner = _RELATIONS_OWN.match(clause if subject == "" else subject[1:] + clause)
     if owner and (_PRAISE.search(clause) or owner.group("rel") in _OTHERS):
         return None  # 我同事的猫丢了 / 我同事的猫特别可爱: about someone else's, said in passing
     if len(text) > 34 or _EXCLAMATION.search(clause) or _EXCLAMATION.search(text) or _REPORTED.search(clause):
@@ -750,9 +849,12 @@ def _same_thing(new: Fact, old: Fact) -> bool:
     return bool(a and b) and (a in b or b in a)
 
 
+_ENDS_EXCLAIMED = re.compile(_EXCLAIMED)
+
+
 def _folds_into(said: str, own: Fact | None, previous: Fact) -> bool:
     """Whether a subjectless clause only says more about the fact just made from its sentence."""
-    if len(previous.text) + len(said) > 40 or re.search(_EXCLAIMED, said) or (_REPORTED.search(said) and not (
+    if len(previous.text) + len(said) > 40 or _ENDS_EXCLAIMED.search(said) or (_REPORTED.search(said) and not (
             own is not None and own.negated and own.slot and previous.kind is FactKind.HEALTH)):
         return False
     if own is not None:
@@ -770,8 +872,11 @@ def _folds_into(said: str, own: Fact | None, previous: Fact) -> bool:
     return bool(_ELABORATION.match(said)) and (own is None or _same_thing(own, previous))
 
 
+_LEADING_ADVERB = re.compile(r"^(?:又|也|还|都|就|再)")
+
+
 def _shares_verb(said: str, previous: Fact) -> bool:
-    verb = re.sub(r"^(?:又|也|还|都|就|再)", "", said)[:1]
+    verb = _LEADING_ADVERB.sub("", said)[:1]
     return bool(verb) and verb not in "在是有也还都不没每很好我你他她它的了一天" and verb in previous.text[2:]
 
 
@@ -784,6 +889,9 @@ def _fold(previous: Fact, said: str, own: Fact | None) -> None:
 
 # What happened just before a mood, said in the same sentence (项目顺利上线了，现在轻松多了): kept with the mood.
 _CAUSE = re.compile(r"^[^你我，,]{2,14}了$")
+
+
+_HAS_SUBJECT = re.compile(r"^[^，,]{0,6}?我|^(?:" + _PLURALS + "|" + RELATIONS + ")")
 
 
 def extract_chinese(text: str, last_relation: str | None = None, context: Sequence[str] = ()) -> list[Fact]:
@@ -811,8 +919,7 @@ def extract_chinese(text: str, last_relation: str | None = None, context: Sequen
         fact, said = _extract_clause(clause, mentions, facts, mentions[sentence_start:], previous,
                                      opens_sentence=first_clause)
         first_clause = False
-        subjectless = said is not None and said == clause and not re.match(
-            r"^[^，,]{0,6}?我|^(?:" + _PLURALS + "|" + RELATIONS + ")", said)
+        subjectless = said is not None and said == clause and not _HAS_SUBJECT.match(said)
         if said is not None and subjectless and fact is not _MERGED and (sentence_subject or previous is not None) \
                 and (_CONTINUATION.match(said) or fact is not None or (previous and _shares_verb(said, previous))) \
                 and not (sentence_subject == "我" and _CHAT_OPENERS.match("我" + said)):
@@ -863,13 +970,17 @@ def _continuation(said: str, fact: Fact | None, subject: str | None, previous: F
 _ABOUT_RELATION = re.compile(r"^我(?:家)?的?(?P<rel>" + _PLURALS + "|" + RELATIONS + ")")
 
 
+_NOT_NAMING = re.compile(r"[了过着]")
+_USER_HAS = re.compile(r"^用户.{0,6}(?:有|养|领养|收养|捡)")
+
+
 def _extract_clause(clause: str, mentions: Sequence[Mention], facts: list[Fact], sentence_mentions: Sequence[Mention],
                     previous: Fact | None, opens_sentence: bool) -> tuple[Fact | None, str | None]:
     """The clause's fact, and the clause as said by the user with its pronoun resolved (None: about someone else).
     `sentence_mentions`: who this sentence named before the clause; `previous`: this sentence's fact before it;
     `opens_sentence`: no clause of the sentence comes before it."""
     pronoun = _PRONOUN_NAME.match(clause)
-    if pronoun and not re.match(r"[了过着]", pronoun.group("name")):  # 他叫了外卖: calling for, not naming
+    if pronoun and not _NOT_NAMING.match(pronoun.group("name")):  # 他叫了外卖: calling for, not naming
         name = _TRAILING.sub("", pronoun.group("name"))
         if clause[0] in _PRONOUN_GENDER:
             who = resolve(mentions, _PRONOUN_GENDER[clause[0]])
@@ -886,8 +997,8 @@ def _extract_clause(clause: str, mentions: Sequence[Mention], facts: list[Fact],
                 who = next((m for m in reversed(mentions) if m.owned and m.gender != THING), None)
         if who is None:
             return None, None
-        if facts and (facts[-1].topic == who.noun or who.noun in facts[-1].text) and re.match(
-                r"^用户.{0,6}(?:有|养|领养|收养|捡)", facts[-1].text) and "叫" not in facts[-1].text:
+        if facts and (facts[-1].topic == who.noun or who.noun in facts[-1].text) \
+                and _USER_HAS.match(facts[-1].text) and "叫" not in facts[-1].text:
             facts[-1].text += f"叫{name}"  # 我有个妹妹，叫小雨: one fact
             facts[-1].importance = 0.8
             return _MERGED, clause
@@ -912,12 +1023,16 @@ def _extract_clause(clause: str, mentions: Sequence[Mention], facts: list[Fact],
 _GONE = re.compile(r"去世|过世|离世|走了|不在了|病逝|没了|丢了|跑丢了|送人了")
 
 
+_SENTENCE = re.compile(r"([^。！!？?；;\n]+)([。！!？?；;\n]*)")
+_COMMA = re.compile(r"[，,]")
+
+
 def _sentences_with_marks(text: str) -> list[tuple[str, bool, int]]:
     """Clauses split at sentence ends and commas, each with whether it is the asking part of a question
     (the last clause before a question mark: in 我吃素，你呢？ only 你呢 asks) and its sentence's number."""
     out: list[tuple[str, bool, int]] = []
-    for number, (sentence, mark) in enumerate(re.findall(r"([^。！!？?；;\n]+)([。！!？?；;\n]*)", text)):
-        clauses = [c.strip(" \t") for c in re.split(r"[，,]", sentence)]
+    for number, (sentence, mark) in enumerate(_SENTENCE.findall(text)):
+        clauses = [c.strip(" \t") for c in _COMMA.split(sentence)]
         clauses = [c for c in clauses if c]
         for i, clause in enumerate(clauses):
             out.append((clause, ("？" in mark or "?" in mark) and i == len(clauses) - 1, number))

@@ -14,6 +14,7 @@ from jiyi.llms.base import LLMBadOutput
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_OPENING_BRACKET = re.compile(r"[{\[]")
 
 
 def strip_reasoning(text: str) -> str:
@@ -38,7 +39,7 @@ def parse_json_object(text: str | None) -> dict[str, Any]:
 def _first_json_value(text: str) -> Any:
     decoder = json.JSONDecoder()
     resume = 0
-    for match in re.finditer(r"[{\[]", text):
+    for match in _OPENING_BRACKET.finditer(text):
         start = match.start()
         if start < resume:
             continue  # inside a bracketed span already found not to be JSON
