@@ -28,6 +28,14 @@ def said(content: str, *, name: str | None = None, role: str | None = "user",
     (said("Favourite food: pizza"), None),  # a "label: value" memory, not a speaker
     (said("Note to self: call the bank"), None),
     (said("10:30 meeting with the bank"), None),
+    (said("第12条：我和妈妈去了上海"), None),  # numbered notes and note headings are labels, not speakers
+    (said("第三点：别忘了带伞"), None),
+    (said("备注：周五交房租"), None),
+    (said("地址：上海市徐汇区"), None),
+    (said("提醒：明早吃药"), None),
+    (said("Item 3: renew the passport"), None),
+    (said("Note: the cat is called Mochi"), None),
+    (said("Reminder: dentist on Friday"), None),
     (said("Caroline: a fact written by extraction", role=None, category=Category.FACT), None),
     (said("Caroline: a fact from two messages", category=Category.FACT, sources=2), None),
     (said("Caroline: summary of a stretch", category=Category.EPISODE), None),
@@ -114,3 +122,24 @@ def test_nothing_is_set_apart_for_a_transcript() -> None:
 def test_nothing_is_set_apart_among_one_speakers_words() -> None:
     found = candidates(said("Melanie: I painted a horse"), said("the user paints", role=None, category=Category.FACT))
     assert other_speakers("What has Melanie painted?", found) == set()
+
+
+def test_searches_over_many_speakers_compile_no_pattern_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Patterns made from speakers' names come from a bounded cache of their own: a store with more names than re's
+    cache holds (512) once recompiled every pattern on every search (issue 28)."""
+    import re._compiler
+
+    names = [f"Kw{chr(97 + i // 26 % 26)}{chr(97 + i % 26)}" for i in range(600)]  # Kwaa, Kwab, …: 600 names
+    records = {f"m{i}": said(f"{name}: note {i}") for i, name in enumerate(names)}
+    records["m0"] = said("Melanie: I painted a lake")
+    query = "What has Melanie painted?"
+    assert other_speakers(query, records) == set(records) - {"m0"}  # warm: Melanie's patterns are made once
+    compiled = []
+    real_compile = re._compiler.compile
+    monkeypatch.setattr(re._compiler, "compile", lambda *args: compiled.append(args) or real_compile(*args))
+    for i in range(600):  # another user's searches fill re's own cache
+        re.search(f"unrelated pattern {i}", "")
+    compiled.clear()
+    for _ in range(3):
+        assert other_speakers(query, records) == set(records) - {"m0"}
+    assert compiled == []

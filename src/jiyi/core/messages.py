@@ -143,10 +143,21 @@ def speaker_of(message: StoredMessage) -> str | None:
 
 
 # A name as a speaker prefix gives it: "Caroline", "Mary Jane", "Dr. Chen", "小明" — not "Favourite food", "Note to
-# self" or "A client 6 memory 2", which a note written as "label: value" starts with. Two such notes stored one after
-# the other are not two people talking, and neither is a speaker a question could name.
+# self" or "A client 6 memory 2", which a note written as "label: value" starts with. Two such notes stored one
+# after the other are not two people talking, and neither is a speaker a question could name. Nor is a label with a
+# number ("第12条", "第三点", "Item 3", "Day 2") or one of the words notes are headed with ("备注", "地址", "Note",
+# "Reminder"): a store of "第N条：…" notes held a "speaker" per memory (issue 28).
 _ALPHABETIC_NAME = re.compile(r"^[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}$")
 _CJK_NAME_MAX = 6
+_NUMBERED = re.compile(r"\d|^第[一二三四五六七八九十百千万两零〇]+|^[一二三四五六七八九十]+[、.．]?$")
+_NOTE_HEADINGS = frozenset("""
+    note notes nb ps p.s. reminder reminders todo to-do task tasks tip tips summary update edit re subject title topic
+    date time day when where location place address phone tel email e-mail name age birthday question answer
+    warning important info fyi status result results source quote example step item idea goal plan agenda memo
+    备注 注 注意 注意事项 提醒 提示 地址 位置 地点 时间 日期 日子 电话 手机 邮箱 姓名 名字 年龄 生日 标题 主题 内容 问题
+    答案 回答 总结 小结 结论 说明 原因 结果 来源 例子 例如 比如 步骤 事项 待办 计划 目标 想法 心得 感想 更新 补充 附
+    重要 重点 要点 关键 状态 进度 摘要 引用 原话 任务 清单 记录 日记 笔记 今日 今天 昨天 明天 早上 晚上
+""".split())
 
 
 def speaker_prefix(text: str) -> str | None:
@@ -157,6 +168,8 @@ def speaker_prefix(text: str) -> str | None:
 
 
 def _name_like(label: str) -> bool:
+    if _NUMBERED.search(label) or label.casefold() in _NOTE_HEADINGS:
+        return False
     if has_cjk(label):
         return len(label) <= _CJK_NAME_MAX and " " not in label
     return bool(_ALPHABETIC_NAME.match(label))

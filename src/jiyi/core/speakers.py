@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 
 from jiyi.core.messages import speaker_prefix
 from jiyi.records import Category, MemoryRecord
@@ -60,9 +62,34 @@ _OTHERS = re.compile(r"(?:^|\b(?:did|do|does|have|has|had|would|will|was|were|is
                      r"|有人|大家|(?:别人|其他人|朋友们)(?:是?怎么|说|觉得|建议|推荐|劝|给|帮|夸|评价|认为)")
 
 
-def _mentions(speaker: str) -> str:
-    wanted = re.escape(speaker.casefold())
-    return wanted if has_cjk(speaker) else rf"(?<!\w){wanted}(?!\w)(?:'s)?"
+@dataclass(frozen=True, slots=True)
+class _NamePatterns:
+    """A speaker's name in a question: where it is only addressed, where it is mentioned, where it receives."""
+
+    addressed: re.Pattern[str]
+    mentioned: re.Pattern[str]
+    receives: re.Pattern[str]
+
+
+@lru_cache(maxsize=2048)
+def _patterns(speaker: str) -> _NamePatterns:
+    """Compiled once per name (a bounded cache: a store may hold any number of names; past re's own cache of 512
+    patterns, building them per search recompiled every one of them on every search - a third of a loaded server's
+    CPU, issue 28)."""
+    folded = re.escape(speaker.casefold())
+    name = folded if has_cjk(speaker) else rf"(?<!\w){folded}(?!\w)(?:'s)?"
+    addressed = re.compile(rf"^\s*{_GREETING}{name}\s*{_PAUSE}|{_PAUSE}\s*{name}{_END}")
+    if has_cjk(speaker):
+        receives = re.compile(rf"{name}[^，。？！,.?!\s]{{0,10}}?被|{_ZH_TO_SOMEONE}{name}")
+    else:
+        # "has Melanie made" is hers, "has Melanie been asked" is not: a perfect tense is passive only with "been".
+        asked = (rf"\b(?:(?:was|were|is|are|am)\s+{name}\s+(?:being\s+|getting\s+)?|(?:has|have|had)\s+{name}\s+"
+                 rf"been\s+|(?:did|does|do)\s+{name}\s+get\s+)")
+        said = (rf"{name}\s+(?:was|were|is|are|am|got|gets|get|(?:has|have|had|will|would)\s+been|(?:is|was)\s+being"
+                rf"|will\s+be|would\s+be)\s+")
+        receives = re.compile(rf"(?:{asked}|{said})(?:\w+ly\s+)?{_RECEIVED}\b"
+                              rf"|\b{_TO_SOMEONE}\s+(?:to\s+|for\s+)?{name}|\b\w+ed\s+(?:to|towards)\s+{name}")
+    return _NamePatterns(addressed, re.compile(name), receives)
 
 
 def named_in(query: str, speakers: Iterable[str]) -> set[str]:
@@ -71,9 +98,10 @@ def named_in(query: str, speakers: Iterable[str]) -> set[str]:
     lowered = query.casefold()
     named = set()
     for speaker in speakers:
-        name = _mentions(speaker)
-        unaddressed = re.sub(rf"^\s*{_GREETING}{name}\s*{_PAUSE}|{_PAUSE}\s*{name}{_END}", " ", lowered)
-        if re.search(name, unaddressed):
+        if speaker.casefold() not in lowered:  # most candidates' speakers: no pattern needed to say no
+            continue
+        patterns = _patterns(speaker)
+        if patterns.mentioned.search(patterns.addressed.sub(" ", lowered)):
             named.add(speaker)
     return named
 
@@ -82,18 +110,8 @@ def receives(query: str, speaker: str) -> bool:
     """Whether the query names `speaker` as the one something was said or done to: "was Jonah told", "Kwame was
     asked", "lend Kwame a drill", "recommend to Dana", "described to Vex"; "许航…被提醒", "给许航", "劝孟瑶"; or asks
     what other people said or did ("someone", "the others", "有人", "大家")."""
-    lowered, name = query.casefold(), _mentions(speaker)
-    if _OTHERS.search(lowered):
-        return True
-    if has_cjk(speaker):
-        return bool(re.search(rf"{name}[^，。？！,.?!\s]{{0,10}}?被|{_ZH_TO_SOMEONE}{name}", lowered))
-    # "has Melanie made" is hers, "has Melanie been asked" is not: a perfect tense is passive only with "been".
-    asked = (rf"\b(?:(?:was|were|is|are|am)\s+{name}\s+(?:being\s+|getting\s+)?|(?:has|have|had)\s+{name}\s+been\s+"
-             rf"|(?:did|does|do)\s+{name}\s+get\s+)")
-    said = (rf"{name}\s+(?:was|were|is|are|am|got|gets|get|(?:has|have|had|will|would)\s+been|(?:is|was)\s+being"
-            rf"|will\s+be|would\s+be)\s+")
-    return bool(re.search(rf"(?:{asked}|{said})(?:\w+ly\s+)?{_RECEIVED}\b"
-                          rf"|\b{_TO_SOMEONE}\s+(?:to\s+|for\s+)?{name}|\b\w+ed\s+(?:to|towards)\s+{name}", lowered))
+    lowered = query.casefold()
+    return bool(_OTHERS.search(lowered) or _patterns(speaker).receives.search(lowered))
 
 
 def whose_words(query: str, speakers: Iterable[str]) -> set[str]:
