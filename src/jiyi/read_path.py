@@ -31,6 +31,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from jiyi.core.injection import DEFAULT_BUDGET_CHARS, MEMORY_HEADER, inject, memory_block
 from jiyi.core.intent import asks_to_be_reminded
 from jiyi.core.messages import ChatMessage
@@ -52,7 +54,7 @@ from jiyi.core.retrieval import (
     hybrid_search,
     without_covered_messages,
 )
-from jiyi.embedders.base import Embedder
+from jiyi.embedders.base import AsyncQueries, Embedder
 from jiyi.errors import BackendUnavailable, ConfigError
 from jiyi.filters import Node
 from jiyi.llms.base import LLM, LLMError, LLMTimeout
@@ -235,20 +237,34 @@ class ReadPath:
     async def _search(self, request: SearchRequest, rerank: bool | None, refresh: bool,
                       started: float) -> Retrieval:
         request = replace(request, now=request.now or self.clock())
+        query_vector, embed_ms = await self._embed_query(request.query)
         use_reranker = self.reranker is not None and rerank is not False
         if use_reranker:
             wide = replace(request, top_k=max(self.settings.rerank_candidates, request.top_k), threshold=None)
-            retrieval = await self._io(self._hybrid, wide, candidate_pool(wide.top_k))
+            retrieval = await self._io(self._hybrid, wide, candidate_pool(wide.top_k), query_vector)
             retrieval = await self._rerank(request, retrieval)
         else:
-            retrieval = await self._io(self._hybrid, request, None)
+            retrieval = await self._io(self._hybrid, request, None, query_vector)
+        if query_vector is not None:
+            retrieval.timings_ms["embed_ms"] = embed_ms
         if refresh:
             await self.refresh([h.record.id for h in retrieval.hits])
         retrieval.timings_ms["total_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return retrieval
 
-    def _hybrid(self, request: SearchRequest, pool: int | None) -> Retrieval:
-        return hybrid_search(self.store, self.embedder, request, self.settings.retrieval, pool=pool)
+    async def _embed_query(self, query: str) -> tuple[np.ndarray | None, float]:
+        """The query's vector and the ms it took, awaited outside the search threads when the embedder lets a
+        coroutine wait (the scheduler): then every search in flight has its query queued at once, and the model embeds
+        them in one call. (None, 0) for an embedder that only blocks: the search thread embeds the query itself."""
+        if not isinstance(self.embedder, AsyncQueries):
+            return None, 0.0
+        started = time.perf_counter()
+        vector = await self.embedder.aembed_query(query)
+        return vector, round((time.perf_counter() - started) * 1000, 3)
+
+    def _hybrid(self, request: SearchRequest, pool: int | None, query_vector: np.ndarray | None) -> Retrieval:
+        return hybrid_search(self.store, self.embedder, request, self.settings.retrieval, pool=pool,
+                             query_vector=query_vector)
 
     async def _rerank(self, request: SearchRequest, retrieval: Retrieval) -> Retrieval:
         """Re-score the fused candidates with the reranker; if it fails, the fused order stands (cut to top_k)."""

@@ -147,6 +147,59 @@ def test_queries_waiting_together_run_as_one_batch(gated: GatedEmbedder, pool: T
     scheduler.close()
 
 
+def test_searches_in_flight_queue_their_queries_at_once_beyond_the_search_threads(gated: GatedEmbedder,
+                                                                                  tmp_path: Path) -> None:
+    """Sixteen searches at once, four search threads: every query waits for the model without a thread, so they
+    reach it as one batch (before, only as many as there were threads could wait)."""
+    async def scenario() -> None:
+        memory = AsyncMemory(build_store(f"sqlite:///{tmp_path}/m.db"), gated)
+        try:
+            gated.gate.set()
+            await memory.add("I live in Lisbon", user_id="u", infer=False)
+            gated.gate.clear()
+            gated.entered.clear()
+            holding = asyncio.create_task(memory.add("a passage that holds the model", user_id="u", infer=False))
+            await asyncio.to_thread(gated.entered.wait, 5)
+            searches = [asyncio.create_task(memory.search(f"where do I live {i}", user_id="u")) for i in range(16)]
+            await asyncio.to_thread(wait_until, lambda: memory.embedding.queued()["queries"] == 16)
+            gated.gate.set()
+            results = await asyncio.gather(*searches)
+            await holding
+        finally:
+            gated.gate.set()
+            await memory.close()
+        assert all(result["results"][0]["memory"] == "I live in Lisbon" for result in results)
+        batches = [texts for kind, texts in gated.calls if kind == "queries"]
+        assert [len(texts) for texts in batches] == [16]
+        assert memory.embedding.use.queries == 16 and memory.embedding.use.query_calls == 1
+
+    asyncio.run(scenario())
+
+
+def test_an_awaited_query_that_cannot_start_is_refused_and_a_cancelled_one_never_runs(
+        gated: GatedEmbedder, pool: ThreadPoolExecutor) -> None:
+    scheduler = EmbeddingScheduler(gated, query_timeout=0.2)
+    running = pool.submit(scheduler.embed_documents, ["holds the model"])
+    gated.entered.wait(5)
+
+    async def scenario() -> None:
+        with pytest.raises(Overloaded):
+            await scheduler.aembed_query("too late")
+        waiting = asyncio.create_task(scheduler.aembed_query("given up"))
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+    asyncio.run(scenario())
+    gated.gate.set()
+    running.result(5)
+    assert scheduler.embed_query("after").shape == (64,)
+    assert [texts for _, texts in gated.calls] == [["holds the model"], ["after"]]  # neither refused one ran
+    assert (scheduler.use.passages, scheduler.use.queries, scheduler.use.query_calls) == (1, 1, 1)
+    scheduler.close()
+
+
 def test_users_take_turns_one_chunk_each(gated: GatedEmbedder, pool: ThreadPoolExecutor) -> None:
     scheduler = EmbeddingScheduler(gated, chunk_texts=1)
     big = pool.submit(in_lane("user:a", scheduler.embed_documents, ["a1", "a2", "a3", "a4"]))

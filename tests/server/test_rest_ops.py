@@ -105,6 +105,11 @@ def test_metrics_count_adds_searches_store_size_and_requests(client: httpx.Clien
     assert sample(samples, "memory_search_latency_seconds_count") == 1
     assert sample(samples, "http_requests_total", method="POST", route="/memories", status="200") == 4
     assert sample(samples, "http_requests_total", method="POST", route="/search", status="200") == 1
+    # The embedding model's work: one query (the search), the passages of every memory and message stored.
+    assert sample(samples, "memory_embedding_texts_total", kind="query") == 1
+    assert sample(samples, "memory_embedding_model_calls_total", kind="query") == 1
+    assert (sample(samples, "memory_embedding_texts_total", kind="passage") or 0) >= 5
+    assert (sample(samples, "memory_embedding_model_seconds_total", kind="passage") or 0) > 0
 
 
 def test_metrics_use_route_templates_not_raw_paths(client: httpx.Client) -> None:

@@ -168,9 +168,11 @@ def _ms(since: float) -> float:
 
 
 def recall_by_vector(store: MemoryStore, embedder: Embedder, request: SearchRequest, pool: int,
-                     core_limit: int = 0) -> PathResult:
+                     core_limit: int = 0, query_vector: np.ndarray | None = None) -> PathResult:
+    """`query_vector`: the query's, when the caller embedded it already (the read path does, batched)."""
     started = time.perf_counter()
-    query_vector = embedder.embed_query(request.query)
+    if query_vector is None:
+        query_vector = embedder.embed_query(request.query)
     embedded = time.perf_counter()
     # Memories and the messages kept as evidence fill pools of their own: the messages are as many as the turns and
     # would otherwise push the facts extracted from them out of the candidates.
@@ -443,12 +445,13 @@ def neighbour_support(store: MemoryStore, records: dict[str, MemoryRecord], matc
 
 
 def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest,
-                  settings: RetrievalSettings | None = None, *, pool: int | None = None) -> Retrieval:
+                  settings: RetrievalSettings | None = None, *, pool: int | None = None,
+                  query_vector: np.ndarray | None = None) -> Retrieval:
     """The best `request.top_k` memories above `request.threshold`. `pool`: how many candidates each path brings
-    (a reranker asks for more than it returns)."""
+    (a reranker asks for more than it returns). `query_vector`: the query's, if embedded already."""
     settings = settings or RetrievalSettings()
     pool = pool or candidate_pool(request.top_k)
-    vector = recall_by_vector(store, embedder, request, pool, settings.core_limit)
+    vector = recall_by_vector(store, embedder, request, pool, settings.core_limit, query_vector)
     keyword = recall_by_keyword(store, request, pool)
     rules = recall_by_rules(store, request, vector.query_vector, settings)
     started = time.perf_counter()

@@ -98,6 +98,16 @@ class QueryBatching(Protocol):
         ...
 
 
+@runtime_checkable
+class AsyncQueries(Protocol):
+    """An embedder a coroutine can wait on for a query without holding a thread (the scheduler): searches waiting
+    together are then all queued at once, and embedded together."""
+
+    async def aembed_query(self, text: str) -> np.ndarray:
+        """What embed_query gives, awaited."""
+        ...
+
+
 DEFAULT_MAX_INPUT_CHARS = 8000
 
 

@@ -10,7 +10,9 @@ Here:
   local model's in chunks of one text while queries are coming in;
 * passage chunks take turns between lanes (`embedding_lane`, one per user), so one user's thousand texts do not hold
   up another user's add;
-* queries that are waiting together run as one model call when the embedder can batch them (`QUERY_BATCH`);
+* queries that are waiting together run as one model call when the embedder can batch them (`QUERY_BATCH`); a search
+  awaits its query without holding a thread (`aembed_query`), so every search in flight waits in that batch;
+* `use` counts the model's calls, texts and busy seconds (metrics: memory_embedding_*);
 * a job that cannot start within its timeout fails with `Overloaded` (HTTP 503 + Retry-After) instead of waiting
   without bound; once started, it runs to the end.
 
@@ -20,6 +22,7 @@ A local model runs on exactly one scheduler thread; a remote service (`max_concu
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import threading
 import time
@@ -66,6 +69,19 @@ def embedding_lane(name: str) -> Iterator[None]:
         _lane.reset(token)
 
 
+@dataclass
+class ModelUse:
+    """What the model was asked to do so far: calls, texts and seconds (wall time of the calls), by kind. Queries per
+    query call is the batch the searches got (metrics: memory_embedding_*; bench/throughput.py)."""
+
+    query_calls: int = 0
+    queries: int = 0
+    query_seconds: float = 0.0
+    passage_calls: int = 0
+    passages: int = 0
+    passage_seconds: float = 0.0
+
+
 @dataclass(eq=False)
 class _Job:
     texts: list[str]
@@ -109,6 +125,7 @@ class EmbeddingScheduler:
         self._closed = False
         self._seconds_per_char = 0.0  # of passage embedding, a running average: estimates Retry-After
         self._last_query = -float("inf")  # time.monotonic() of the last query submitted
+        self.use = ModelUse()
 
     def __repr__(self) -> str:
         return f"EmbeddingScheduler({self.inner!r})"
@@ -132,6 +149,21 @@ class EmbeddingScheduler:
     def embed_query(self, text: str) -> np.ndarray:
         job = self._submit([fit_input(self.inner, text, query=True)], query=True)
         return self._wait(job, self.query_timeout, "query embedding")
+
+    async def aembed_query(self, text: str) -> np.ndarray:
+        """embed_query for a coroutine: it waits without holding a thread, so every search in flight has its query
+        queued and the model takes them as one batch (a thread pool in front of the model let only as many queries
+        wait as it had threads)."""
+        job = self._submit([fit_input(self.inner, text, query=True)], query=True)
+        waited = asyncio.wrap_future(job.future)
+        try:
+            return await asyncio.wait_for(asyncio.shield(waited), self.query_timeout)
+        except TimeoutError:
+            self._give_up(job, self.query_timeout, "query embedding")
+            return await waited
+        except asyncio.CancelledError:
+            job.future.cancel()  # a query its caller no longer waits for is not embedded, if it has not started
+            raise
 
     def queued(self) -> dict[str, object]:
         """What waits to start: {"queries": count, "passages": {lane: texts}} (for metrics and tests)."""
@@ -185,15 +217,19 @@ class EmbeddingScheduler:
     def _wait(self, job: _Job, timeout: float, what: str) -> np.ndarray:
         wait([job.future], timeout=timeout)
         if not job.future.done():
-            with self._cond:
-                gave_up = job.future.cancel()  # only possible while the job has not started
-                if gave_up:
-                    self._discard(job)
-                retry_after = self._backlog_seconds()
-            if gave_up:
-                raise Overloaded(f"the embedding model is busy: the {what} could not start within {timeout:g} s",
-                                 retry_after=retry_after)
+            self._give_up(job, timeout, what)
         return job.future.result()
+
+    def _give_up(self, job: _Job, timeout: float, what: str) -> None:
+        """Raise Overloaded for a job that has not started within its timeout; one that has started runs on."""
+        with self._cond:
+            gave_up = job.future.cancel()  # only possible while the job has not started
+            if gave_up:
+                self._discard(job)
+            retry_after = self._backlog_seconds()
+        if gave_up:
+            raise Overloaded(f"the embedding model is busy: the {what} could not start within {timeout:g} s",
+                             retry_after=retry_after)
 
     def _discard(self, job: _Job) -> None:
         queue = self._queries if job in self._queries else self._lanes.get(job.lane)
@@ -259,21 +295,29 @@ class EmbeddingScheduler:
         return lambda: self._run_chunk(job, start, end, chars)
 
     def _run_queries(self, batch: list[_Job]) -> None:
-        if len(batch) > 1 and isinstance(self.inner, QueryBatching):
-            try:
-                matrix = self.inner.embed_queries([job.texts[0] for job in batch])
-            except Exception as exc:
-                for job in batch:
-                    job.future.set_exception(exc)
+        began = time.perf_counter()
+        batcher = self.inner if len(batch) > 1 and isinstance(self.inner, QueryBatching) else None
+        try:
+            if batcher is not None:
+                try:
+                    matrix = batcher.embed_queries([job.texts[0] for job in batch])
+                except Exception as exc:
+                    for job in batch:
+                        job.future.set_exception(exc)
+                    return
+                for job, row in zip(batch, matrix, strict=True):
+                    job.future.set_result(row)
                 return
-            for job, row in zip(batch, matrix, strict=True):
-                job.future.set_result(row)
-            return
-        for job in batch:
-            try:
-                job.future.set_result(self.inner.embed_query(job.texts[0]))
-            except Exception as exc:
-                job.future.set_exception(exc)
+            for job in batch:
+                try:
+                    job.future.set_result(self.inner.embed_query(job.texts[0]))
+                except Exception as exc:
+                    job.future.set_exception(exc)
+        finally:
+            with self._cond:
+                self.use.query_calls += 1 if batcher is not None else len(batch)
+                self.use.queries += len(batch)
+                self.use.query_seconds += time.perf_counter() - began
 
     def _run_chunk(self, job: _Job, start: int, end: int, chars: int) -> None:
         began = time.perf_counter()
@@ -288,6 +332,9 @@ class EmbeddingScheduler:
             return
         with self._cond:
             self._chunk_ended(job.lane)
+            self.use.passage_calls += 1
+            self.use.passages += end - start
+            self.use.passage_seconds += time.perf_counter() - began
             took = (time.perf_counter() - began) / max(chars, 1)
             self._seconds_per_char = took if not self._seconds_per_char else 0.8 * self._seconds_per_char + 0.2 * took
             job.parts[start] = vectors

@@ -10,8 +10,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from jiyi.embedders.scheduler import ModelUse
 
 
 class _StoreSize(Collector):
@@ -45,9 +47,30 @@ class _TurnQueue(Collector):
         yield family
 
 
+class _ModelUse(Collector):
+    """The embedding model's calls, texts and busy seconds by kind (query, passage): queries per query call is the
+    batch that searches waiting together got; seconds per text what the model costs (bench/throughput.py)."""
+
+    def __init__(self, use: Callable[[], ModelUse]) -> None:
+        self._use = use
+
+    def collect(self) -> Iterable[Metric]:
+        use = self._use()
+        rows = {"calls": ("memory_embedding_model_calls", "Embedding model calls", use.query_calls, use.passage_calls),
+                "texts": ("memory_embedding_texts", "Texts embedded", use.queries, use.passages),
+                "seconds": ("memory_embedding_model_seconds", "Seconds the embedding model was busy",
+                            use.query_seconds, use.passage_seconds)}
+        for name, documentation, queries, passages in rows.values():
+            family = CounterMetricFamily(name, documentation, labels=["kind"])
+            family.add_metric(["query"], queries)
+            family.add_metric(["passage"], passages)
+            yield family
+
+
 class Metrics:
     def __init__(self, count_by_layer: Callable[[], dict[str, int]], store_size_max_age: float = 15.0,
-                 count_turns: Callable[[], dict[str, int]] | None = None) -> None:
+                 count_turns: Callable[[], dict[str, int]] | None = None,
+                 model_use: Callable[[], ModelUse] | None = None) -> None:
         self.registry = CollectorRegistry()
         self.add_total = Counter("memory_add_total", "Memories added", ["memory_type"], registry=self.registry)
         self.update_total = Counter("memory_update_total", "Memories updated", registry=self.registry)
@@ -91,6 +114,8 @@ class Metrics:
         self.registry.register(_StoreSize(count_by_layer, store_size_max_age))
         if count_turns is not None:
             self.registry.register(_TurnQueue(count_turns))
+        if model_use is not None:
+            self.registry.register(_ModelUse(model_use))
 
     def count_changes(self, results: Iterable[dict[str, Any]]) -> None:
         """Count the memory changes an add, update or delete reported (mem0's result items: event, memory_type),

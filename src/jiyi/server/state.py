@@ -20,7 +20,8 @@ class ServerState:
         self.policy = policy
         self.limits = limits
         self.rate = RateLimiter(limits.rate_per_minute)
-        self.metrics = Metrics(lambda: self.memory.store.count(), count_turns=lambda: self.memory.store.turn_counts())
+        self.metrics = Metrics(lambda: self.memory.store.count(), count_turns=lambda: self.memory.store.turn_counts(),
+                               model_use=lambda: self.memory.embedding.use)
         self._lock = asyncio.Lock()
 
     def authenticate(self, key: str | None, address: str) -> Principal:
