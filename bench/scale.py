@@ -5,6 +5,11 @@
     python bench/scale.py --sizes 1000            # quick: < 1 minute
     python bench/scale.py --sizes 1000,10000 --embedders use --out bench/results/scale-use.json
     python bench/scale.py --quiet-wait 90         # on a shared machine: wait for other processes before each phase
+    python bench/scale.py --sizes 10000 --embedders e5 --baseline HEAD~1 --rounds 2   # this tree vs a commit
+
+With --baseline REV the same harness (this file) measures this working tree's jiyi and REV's (a temporary git
+worktree, first on PYTHONPATH), one size at a time, in alternating order for --rounds rounds, each side in a process
+of its own; the report holds both sides' results and, per size, the ratios HEAD / baseline of the search latencies.
 
 What is measured, and how (also written into the JSON under "method"):
 
@@ -46,6 +51,7 @@ import platform
 import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -707,7 +713,58 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--note", default="", help="free text stored in the JSON (e.g. which source was measured)")
     parser.add_argument("--quiet-wait", type=float, default=0.0,
                         help="before each phase, wait up to this many seconds for other processes to go quiet")
+    parser.add_argument("--baseline", metavar="REV", help="also measure this commit, interleaved (see the docstring)")
+    parser.add_argument("--rounds", type=int, default=2, help="with --baseline: rounds per side and size")
     return parser.parse_args(argv)
+
+
+LATENCIES = ("search_inproc", "search_http", "search_http_under_load")
+
+
+def compare_with_baseline(args: argparse.Namespace) -> int:
+    """Run this harness on this tree and on --baseline REV (PYTHONPATH), alternating, and report the ratios."""
+    sides = {"head": str(BENCH_DIR.parent / "src")}
+    folder = Path(tempfile.mkdtemp(prefix="jiyi-scale-baseline-"))
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(folder), args.baseline], check=True,
+                   cwd=BENCH_DIR.parent)
+    sides["baseline"] = str(folder / "src")
+    runs: list[dict[str, Any]] = []
+    try:
+        for size in sorted(int(s) for s in args.sizes.split(",")):
+            for index in range(args.rounds):
+                for side in (sides if index % 2 == 0 else dict(reversed(sides.items()))):
+                    out = folder / f"{side}-{size}-{index}.json"
+                    command = [sys.executable, __file__, "--sizes", str(size), "--embedders", args.embedders,
+                               "--out", str(out), "--seed", str(args.seed), "--queries", str(args.queries),
+                               "--add-batches", str(args.add_batches), "--quiet-wait", str(args.quiet_wait)]
+                    log(f"{side} ({args.baseline if side == 'baseline' else 'this tree'}), {size} memories, "
+                        f"round {index + 1}")
+                    subprocess.run(command, check=True, env={**os.environ, "PYTHONPATH": sides[side]})
+                    for result in json.loads(out.read_text())["results"]:
+                        runs.append({"side": side, "round": index + 1, **result})
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(folder)], check=False, cwd=BENCH_DIR.parent)
+    ratios = []
+    for size in sorted({r["size"] for r in runs}):
+        row: dict[str, Any] = {"size": size}
+        for phase in LATENCIES:
+            for stat in ("p50", "p99"):
+                values = {side: statistics.median(r[f"{phase}_ms"][stat] for r in runs
+                                                  if r["side"] == side and r["size"] == size)
+                          for side in sides}
+                row[f"{phase}_{stat}_ms"] = {**{k: round(v, 2) for k, v in values.items()},
+                                             "head_vs_baseline": round(values["head"] / values["baseline"], 3)}
+        ratios.append(row)
+    report = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine_info(), "args": vars(args),
+              "baseline": args.baseline, "ratios": ratios, "runs": runs}
+    Path(args.out).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    for row in ratios:
+        print(f"{row['size']} memories: " + "; ".join(
+            f"{phase} p50 {row[f'{phase}_p50_ms']['head']} / {row[f'{phase}_p50_ms']['baseline']} ms "
+            f"({row[f'{phase}_p50_ms']['head_vs_baseline']}x), p99 {row[f'{phase}_p99_ms']['head_vs_baseline']}x"
+            for phase in LATENCIES))
+    print(f"written: {args.out}")
+    return 0
 
 
 def workload(sizes: Sequence[int], args: argparse.Namespace) -> tuple[list[str], list[str], list[str]]:
@@ -727,6 +784,8 @@ def write_report(path: Path, meta: dict[str, Any], results: list[dict[str, Any]]
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.baseline:
+        return compare_with_baseline(args)
     sizes = sorted(int(s) for s in args.sizes.split(","))
     names = [n.strip() for n in args.embedders.split(",") if n.strip()]
     all_texts, queries, warmup = workload(sizes, args)
