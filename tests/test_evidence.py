@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from jiyi import AsyncMemory, Memory, build_embedder, build_store
-from jiyi.core.messages import in_conversation
+from jiyi.core.messages import evidence_id, in_conversation
 from jiyi.records import Category, Scope, StoredMessage
-from jiyi.write_path import WriteSettings, evidence_id
+from jiyi.write_path import WriteSettings
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 

@@ -791,3 +791,32 @@ def test_a_pasted_document_yields_at_most_max_facts_per_turn_and_is_stored_whole
     more = [r for r in uncapped.add(document, user_id="doc2")["results"] if r["event"] == "ADD"]
     assert len(more) > 10  # the cap, not the rules, is what held the first one back
     assert document in {m.content for m in capped.store.list_messages(Scope("doc"), 10)}
+
+
+# --- a statement given to be remembered ----------------------------------------------------------------------------
+
+def test_a_statement_given_to_be_remembered_is_kept_as_a_fact_when_the_rules_make_nothing_of_it(
+        make_memory: MakeMemory) -> None:
+    """add(…, remember=True) (MCP's add_memory, `jiyi add`), or mem0's SDK add("…") (one user message that says
+    something about its author): kept in the user's words. A chat turn's words, small talk and questions are not."""
+    m = make_memory()
+    m.add("The spare key is under the blue flowerpot", user_id="u", remember=True)
+    m.add([{"role": "user", "content": "I keep my passport in the top drawer of the desk"}], user_id="u")
+    m.add("我的工位在五楼靠窗", user_id="u")
+    m.add("今天天气真不错啊", user_id="u")  # no one's statement about themselves: a chat message
+    m.add([{"role": "user", "content": "lol ok"}], user_id="u")  # says nothing
+    m.add([{"role": "user", "content": "do I keep my passport somewhere safe?"}], user_id="u")  # asks
+    m.add([{"role": "user", "content": "the car is parked on level B2 today"},
+           {"role": "assistant", "content": "Noted!"}], user_id="u")  # a chat turn: its words stay evidence only
+    m.add([{"role": "user", "content": "Dana: my car is parked on level B2"}], user_id="u")  # a transcript line
+    assert set(texts(m, user_id="u")) == {"The spare key is under the blue flowerpot", "用户的工位在五楼靠窗",
+                                          "User keeps User's passport in the top drawer of the desk"}
+    hits = m.search("where is my passport", user_id="u", top_k=1)["results"]
+    assert hits[0]["memory"] == "User keeps User's passport in the top drawer of the desk"
+
+
+def test_a_statement_given_to_be_remembered_is_kept_when_the_llm_extracts_nothing(make_memory: MakeMemory) -> None:
+    llm = ScriptedLLM(responder=lambda messages: {"facts": []})
+    m = make_memory(llm=llm)
+    result = m.add("Prefers window seats on flights", user_id="u", remember=True)
+    assert [r["memory"] for r in result["results"]] == ["Prefers window seats on flights"]

@@ -33,6 +33,7 @@ from jiyi.core.messages import (
     parse_chat,
     parse_time,
 )
+from jiyi.core.offline import asks_to_be_remembered
 from jiyi.core.retrieval import SearchRequest
 from jiyi.embedders.base import Embedder
 from jiyi.embedders.scheduler import EmbeddingScheduler, embedding_lane, scheduled
@@ -224,6 +225,7 @@ class AsyncMemory:
         injected_memory_ids: list[str] | None = None,
         idempotency_key: str | None = None,
         importance: float | None = None,
+        remember: bool = False,
     ) -> dict[str, Any]:
         """Store a chat turn and remember what is worth remembering in it.
 
@@ -234,6 +236,9 @@ class AsyncMemory:
         infer=False: every non-system message becomes a memory as it is, as in mem0; a reply's vector is made with
         the other party's message before it (see core.messages.in_conversation). `importance` (0-1) is where such a
         memory starts on the forgetting curve (default 0.5); with infer=True each fact's own is assessed.
+        `remember=True`: the messages are a statement given to be remembered (MCP's add tools, `jiyi add`): what
+        extraction makes nothing of is kept as a fact in the user's words. One user message alone that says something
+        about its author ("I prefer aisle seats", as mem0's SDK sends add("…")) is taken as such a statement too.
 
         `idempotency_key`: the caller's key for this add (HTTP: the Idempotency-Key header). An add sent again with
         the same key by the same owner within a day stores nothing and answers what the first one answered (a retry
@@ -270,6 +275,7 @@ class AsyncMemory:
                                    0.5 if importance is None else float(importance))
         stored = self._stored_messages(parsed, scope, metadata or {}, turn_time, self.clock())
         options: dict[str, Any] = {
+            "explicit": asks_to_be_remembered(parsed, remember) or None,
             "metadata": metadata or {},
             "memory_type": kind.value if memory_type is not None else None,
             "prompt": prompt,

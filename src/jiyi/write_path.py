@@ -38,7 +38,7 @@ from jiyi.core.facts import Candidate, Decision, Fact, slot_filter, slot_tag
 from jiyi.core.forget_request import ForgetRequest, forget_request
 from jiyi.core.importance import importance_score, on_seed_scale
 from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
-from jiyi.core.messages import ChatMessage, in_conversation
+from jiyi.core.messages import ChatMessage, evidence_id, in_conversation
 from jiyi.core.retrieval import REPLY_TAG, SearchRequest, hybrid_search
 from jiyi.core.temporal import resolve_event_time
 from jiyi.embedders.base import Embedder
@@ -81,7 +81,6 @@ LOCK_POLL_FIRST = 0.005
 LOCK_POLL_MAX = 0.1
 # A message kept as evidence starts at the bottom of the importance scale: a fact saying the same ranks above it.
 MESSAGE_IMPORTANCE = 0.5
-_EVIDENCE_IDS = uuid.UUID("5a0c1f4e-2f1b-4a57-9d1e-7c3b2a9e6d10")
 _SOURCES = {"user": Source.USER, "assistant": Source.ASSISTANT, "system": Source.SYSTEM}
 
 
@@ -96,11 +95,6 @@ def _reply_tag(message: StoredMessage, before: StoredMessage | None, text: str) 
     if before is None or message.role != "assistant" or before.role != "user" or text == message.content.strip():
         return []
     return [f"{REPLY_TAG}{before.id}"]
-
-
-def evidence_id(message_id: str) -> str:
-    """The id of a message's evidence record: derived from the message, so a retried turn never stores it twice."""
-    return str(uuid.uuid5(_EVIDENCE_IDS, message_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,6 +366,7 @@ class WritePath:
         if self._agent_mode(turn, messages):
             jobs.append(llm_memory.extract_facts(self.llm, chat, about="assistant", when=when, timeout=timeout))
         groups = [facts[:self.settings.max_facts_per_turn] for facts in await asyncio.gather(*jobs)]
+        groups[0] = groups[0] or self._as_stated(turn, messages)
         shown, reply = await self._shown_memories(turn, messages)
         for i, facts in enumerate(groups):
             boost_here = i == 0 and bool(shown and reply)
@@ -404,7 +399,7 @@ class WritePath:
         first_own = next((i for i, m in enumerate(recent) if m.id in own), len(recent))
         # Only what was said before this turn: turns queued after it must not decide who "her" is.
         context = [m.content for m in recent[:first_own] if m.role == "user"][-4:]
-        facts = offline.extract_user_facts(chat, context)
+        facts = offline.extract_user_facts(chat, context) or self._as_stated(turn, messages)
         if self._agent_mode(turn, messages):
             facts += offline.extract_agent_facts(chat, turn.options.get("agent_name"))
         facts = facts[:self.settings.max_facts_per_turn]
@@ -425,6 +420,13 @@ class WritePath:
                     if terms and len(terms & reply_terms) >= max(1, len(terms) // 2):
                         decisions.append(Decision(Event.BOOST, candidate.text, candidate.memory_id, reason="echoed"))
             return await self._apply(turn, messages, decisions, facts, vectors, nearest)
+
+    @staticmethod
+    def _as_stated(turn: TurnRecord, messages: Sequence[StoredMessage]) -> list[Fact]:
+        """For a statement given to be remembered that extraction made nothing of: the statement itself, as a fact."""
+        if not turn.options.get("explicit"):
+            return []
+        return [fact for m in messages if m.role == "user" and (fact := offline.stated_fact(m.content))]
 
     def _forget_requested(self, turn: TurnRecord, message: StoredMessage, request: ForgetRequest) -> list[_Applied]:
         """Delete what the user asked to forget, only ever among their own memories: the memories made from their

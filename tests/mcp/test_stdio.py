@@ -147,3 +147,29 @@ def test_mem0_tools_with_their_own_arguments(tmp_path: Path) -> None:
             assert (await ok(client, "get_memories"))["count"] == 0
 
     asyncio.run(scenario())
+
+
+REMEMBER_THIS = [
+    "Prefers window seats on flights", "Allergic to penicillin", "Her mother's birthday is on 12 March",
+    "The wifi password at the cabin is on the fridge", "I take the 7:40 train to work", "My locker number is 214",
+    "我周三要交房租", "下周五部门聚餐，在望京", "车停在B2层C区", "我的工位在五楼靠窗", "不喜欢别人叫我全名",
+    "药要饭后吃，一天两次",
+]
+
+
+def test_any_single_statement_given_to_add_memory_is_stored_as_a_fact_and_listed(tmp_path: Path) -> None:
+    """An agent asked to remember something finds it saved: a statement the offline rules make nothing of is kept
+    in the user's words (first person turned into the third), answered and listed by get_memories."""
+    async def scenario() -> None:
+        async with Client(jiyi_mcp(tmp_path / "m.db", "--user-id", "alice")) as client:
+            stored = []
+            for text in REMEMBER_THIS:
+                added = await ok(client, "add_memory", {"text": text})
+                assert [item["event"] for item in added["results"]] == ["ADD"], text
+                stored.append(added["results"][0]["memory"])
+            listed = {m["memory"] for m in (await ok(client, "get_memories", {"page_size": 50}))["results"]}
+            assert listed == set(stored)
+            assert "User takes the 7:40 train to work" in listed and "用户周三要交房租" in listed
+            assert "Prefers window seats on flights" in listed  # a note without a subject stays as written
+
+    asyncio.run(scenario())

@@ -190,7 +190,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         metadata = json.loads(args.metadata) if args.metadata else None
         messages = [{"role": args.role, "content": text} for text in args.text]
         _print(memory.add(messages, infer=args.infer, metadata=metadata, timestamp=args.timestamp,
-                          expiration_date=args.expiration_date, **_scope_args(args)))
+                          expiration_date=args.expiration_date, remember=len(args.text) == 1, **_scope_args(args)))
     return 0
 
 

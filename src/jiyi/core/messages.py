@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -121,6 +122,15 @@ def parse_chat(messages: Any, max_messages: int = 500) -> list[ChatMessage]:
     if len(messages) > max_messages:
         raise InvalidInput(f"messages holds {len(messages)} messages; at most {max_messages} are accepted")
     return [_message(item, index, content_required=False) for index, item in enumerate(messages)]
+
+
+_EVIDENCE_IDS = uuid.UUID("5a0c1f4e-2f1b-4a57-9d1e-7c3b2a9e6d10")
+
+
+def evidence_id(message_id: str) -> str:
+    """The id of a message's evidence record: derived from the message, so a retried turn never stores it twice, and
+    a reply's record finds the record of the message it answers."""
+    return str(uuid.uuid5(_EVIDENCE_IDS, message_id))
 
 
 CONVERSATION_GAP = timedelta(minutes=30)

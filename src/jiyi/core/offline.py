@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from jiyi.core import rules_en, rules_zh
 from jiyi.core.facts import Candidate, Decision, Fact, FactKind, is_chinese
-from jiyi.core.messages import ChatMessage
+from jiyi.core.messages import ChatMessage, speaker_prefix
 from jiyi.core.rule_base import HABIT_SLOT, MOOD_SLOT, unique_facts
 from jiyi.records import Event
 from jiyi.text import query_terms
@@ -38,6 +38,51 @@ def extract_user_facts(messages: Sequence[ChatMessage], context: Sequence[str] =
         facts.extend(_extract(message.content, earlier))
         earlier.append(message.content)
     return unique_facts(facts)
+
+
+# A statement given to be remembered: not a question, and short of a document (which extraction, not this, is for).
+STATED_MAX_CHARS = 500
+_ASKS = re.compile(r"[?？]\s*$|吗[\s。!！]*$|"
+                   r"^(?:do|does|did|is|are|can|could|would|will|what|where|when|who|why|how)\b", re.IGNORECASE)
+_LEADING_FIRST_PERSON_EN = re.compile(r"^(?:I|I'm|I've|I'll|I'd|My)\b")
+_FIRST_PERSON = re.compile(r"^(?:I|I'm|I've|I'll|I'd|My)\b|\b(?:I|my|me)\b|我", re.IGNORECASE)
+
+
+def stated_fact(text: str) -> Fact | None:
+    """A statement given to be remembered ("Prefers window seats on flights", "I'm vegetarian", "我周三要交房租")
+    that the rules made nothing of, kept as a fact in the user's words, first person turned into the third as
+    extracted facts are written (我 → 用户, I → User). None for a question, a bare greeting or a document."""
+    text = " ".join(text.split())
+    if not text or len(text) > STATED_MAX_CHARS or _ASKS.search(text) or not query_terms(text):
+        return None
+    if is_chinese(text):
+        stated = rules_zh.to_third_person(text).rstrip("。.!！~～ ")
+    elif _LEADING_FIRST_PERSON_EN.match(text):
+        stated = rules_en.to_third_person(text).rstrip(".!~ ")
+    else:
+        stated = text.rstrip(".!~ ")
+        stated = stated[:1].upper() + stated[1:]
+    return Fact(text=stated, kind=FactKind.OTHER, importance=0.6)
+
+
+def asks_to_be_remembered(messages: Sequence[ChatMessage], told_to: bool) -> bool:
+    """Whether an add is a statement to remember rather than a chat turn: the caller says so (`told_to`: MCP's add
+    tools, `jiyi add`), or it is one user message alone that says something about its author (mem0's SDK sends
+    add("…") as that). Such a statement that extraction makes nothing of is kept as it was said (stated_fact): an
+    agent asked to remember something must find it saved."""
+    if told_to:
+        return True
+    if len(messages) != 1 or messages[0].role != "user" or messages[0].name:
+        return False
+    text = messages[0].content
+    return speaker_prefix(text) is None and says_something_about_oneself(text)
+
+
+def says_something_about_oneself(text: str) -> bool:
+    """A first-person statement with at least two words that are not stopwords ("I prefer aisle seats", "我下周三要
+    出差"): what one sends alone to be remembered, unlike "lol" or a question."""
+    return (stated_fact(text) is not None and _FIRST_PERSON.search(text) is not None
+            and len(query_terms(text)) >= 2)
 
 
 def extract_agent_facts(messages: Sequence[ChatMessage], agent_name: str | None = None) -> list[Fact]:

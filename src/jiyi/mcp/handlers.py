@@ -129,7 +129,8 @@ async def add_memory(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) 
     size = len(json.dumps(metadata, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
     if size > MAX_METADATA_BYTES:
         raise InvalidInput(f"metadata is {size:,} bytes as JSON; the limit is {MAX_METADATA_BYTES:,}")
-    return await memory.add(messages, **_mem0_scope(caller, args), metadata=metadata or None)
+    return await memory.add(messages, **_mem0_scope(caller, args), metadata=metadata or None,
+                            remember=not args.get("messages"))
 
 
 async def search_memories(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
