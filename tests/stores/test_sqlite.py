@@ -141,3 +141,36 @@ def test_a_tag_filter_finds_exactly_the_tagged_memories_whatever_the_tag_holds(t
     assert [r.id for r in store.list_records(scope, where)] == [tagged.id]
     assert [h.memory_id for h in store.vector_search(scope, np.array([1, 0], np.float32), 5, where)] == [tagged.id]
     store.close()
+
+
+def test_a_word_in_very_many_memories_ranks_only_its_newest_ones_and_rare_words_all_of_theirs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound on BM25's work (KEYWORD_COMMON_ROWS), as the PostgreSQL store has it: a common word reaches only the
+    newest memories of the scope it matches, a rare word's memory is found however old, and what is found newer than
+    the bound is scored with the whole query."""
+    from jiyi.text import query_terms
+
+    monkeypatch.setattr("jiyi.stores.sqlite.store.KEYWORD_COMMON_ROWS", 5)
+    embedder = build_embedder("hashing")
+    store = SqliteStore(tmp_path / "m.db")
+    store.bind_embedding(embedder.model_id, embedder.dims)
+
+    def put(*texts: str, user: str = "u") -> list[str]:
+        records = [MemoryRecord(content=text, scope=Scope(user)) for text in texts]
+        store.insert(records, embedder.embed_documents(list(texts)), [])
+        return [r.id for r in records]
+
+    put(*[f"I like tea, pot {i}" for i in range(8)], user="others")  # the word is common in the store
+    [old_rare] = put("I like tea with Jesica")
+    common = put(*[f"I like tea, cup {i}" for i in range(12)])
+    found = [h.memory_id for h in store.keyword_search(Scope("u"), query_terms("tea Jesica"), 20)]
+    assert found[0] == old_rare  # both words, the rare one however old
+    assert set(found[1:]) == set(common[-5:])  # of the common word's 13 memories in the scope, the newest 5
+    monkeypatch.setattr("jiyi.stores.sqlite.store.KEYWORD_COMMON_ROWS", 1000)
+    everything = {h.memory_id: h.score for h in store.keyword_search(Scope("u"), query_terms("tea Jesica"), 20)}
+    assert len(everything) == 13
+    # a word in 20 memories of the store is not common against a bound of 1,000
+    assert len(store.keyword_search(Scope("u"), query_terms("tea"), 20)) == 13
+    monkeypatch.setattr("jiyi.stores.sqlite.store.KEYWORD_COMMON_ROWS", 5)
+    newest = store.keyword_search(Scope("u"), query_terms("tea Jesica"), 20)
+    assert all(everything[h.memory_id] == pytest.approx(h.score) for h in newest if h.memory_id != old_rare)

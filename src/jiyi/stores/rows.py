@@ -100,6 +100,14 @@ def memory_values(record: MemoryRecord, d: Dialect, *, without_access: bool = Fa
     return tuple(values[c] for c in MEMORY_COLUMNS if not (without_access and c in ACCESS_COLUMNS))
 
 
+# Values to members by dict: a search reads some 50 rows, and calling an enum class (MemoryType(value)) goes through
+# its metaclass, a microsecond each.
+_MEMORY_TYPES = {member.value: member for member in MemoryType}
+_LAYERS = {member.value: member for member in Layer}
+_CATEGORIES = {member.value: member for member in Category}
+_SOURCES = {member.value: member for member in Source}
+
+
 def memory_from_row(row: Row, d: Dialect) -> MemoryRecord:
     return MemoryRecord(
         id=row["id"],
@@ -108,14 +116,14 @@ def memory_from_row(row: Row, d: Dialect) -> MemoryRecord:
         scope=Scope(row["user_id"], row["agent_id"], row["run_id"]),
         actor_id=row["actor_id"],
         role=row["role"],
-        memory_type=MemoryType(row["memory_type"]),
-        layer=Layer(row["layer"]),
-        category=Category(row["category"]),
+        memory_type=_MEMORY_TYPES[row["memory_type"]],
+        layer=_LAYERS[row["layer"]],
+        category=_CATEGORIES[row["category"]],
         importance=row["importance"],
         strength=row["strength"],
         access_count=int(row["access_count"]),
         confidence=row["confidence"],
-        source=Source(row["source"]),
+        source=_SOURCES[row["source"]],
         verified=bool(row["verified"]),
         tags=d.json_in(row["tags"]),
         metadata=d.json_in(row["metadata"]),

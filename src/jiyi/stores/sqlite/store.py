@@ -93,6 +93,15 @@ def _fts_phrase(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
+# BM25 costs FTS5 ~5 us per matching memory (2 cores), and a word in a large share of a scope matches thousands: a
+# search with two words each in 14 % of 2,000 memories spent 2.9 ms of its ~9 ms CPU outside the model ranking 490
+# matches, where finding them took 0.4 ms (bench/throughput.py). So a word in more than KEYWORD_COMMON_ROWS memories
+# of the store brings only the newest KEYWORD_COMMON_ROWS of the scope's memories it matches to be ranked; the rarer
+# words bring all of theirs (they weigh the most in BM25 anyway) - as the PostgreSQL store bounds it. LoCoMo dev
+# any@10 (infer=false, bench/locomo.py): no bound 82.5, 500 82.9 (with the lexicon), 200 82.1.
+KEYWORD_COMMON_ROWS = 500
+
+
 def _keyword_query(scope: Scope, terms: Sequence[str]) -> str:
     alternatives = []
     for term in terms:
@@ -650,28 +659,51 @@ class SqliteStore:
         scope.require()
         if not terms:
             return []
-        params: list[Any] = [_keyword_query(scope, terms)]
-        if where is None:
-            # Rank inside the index first and join only the best: a common word can match a large share of a scope.
-            params.append(int(limit) * 2)  # room for expired memories, dropped below
-            live = self._live_clause(params, include_expired, prefix="m.")
-            sql = (
-                "SELECT m.id, f.rank FROM (SELECT rowid, bm25(memory_fts, 1.0, 0.6, 0.0) AS rank FROM memory_fts "
-                "WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid "
-                f"WHERE {live} ORDER BY f.rank LIMIT ?"
-            )
-        else:
+        if where is not None:
+            params: list[Any] = [_keyword_query(scope, terms)]
             live = self._live_clause(params, include_expired, prefix="m.")
             sql = (
                 "SELECT m.id, bm25(memory_fts, 1.0, 0.6, 0.0) AS rank FROM memory_fts "
                 "JOIN memories m ON m.rowid = memory_fts.rowid "
                 f"WHERE memory_fts MATCH ? AND {live} AND {to_sql(where, params)} ORDER BY rank LIMIT ?"
             )
-        params.append(int(limit))
+            params.append(int(limit))
+            with self._lock:
+                rows = self._db.execute(sql, params).fetchall()
+            # FTS5's bm25() is "lower is better" (negative); flip it so every path agrees that higher is better.
+            return [ScoredId(row[0], -float(row[1])) for row in rows]
         with self._lock:
-            rows = self._db.execute(sql, params).fetchall()
-        # FTS5's bm25() is "lower is better" (negative); flip it so every path agrees that higher is better.
+            frequencies, _ = self.document_frequencies(terms)
+            common = [t for t in terms if frequencies.get(t, 0) > KEYWORD_COMMON_ROWS]
+            cut = None
+            if common:  # the rowid of the newest KEYWORD_COMMON_ROWS-th memory of the scope a common word matches
+                row = self._db.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC "
+                                       "LIMIT 1 OFFSET ?", (_keyword_query(scope, common), KEYWORD_COMMON_ROWS - 1)
+                                       ).fetchone()
+                cut = row[0] if row else None
+            if cut is None:
+                rows = self._ranked(_keyword_query(scope, terms), limit, include_expired)
+            else:
+                # BM25 sums over the query's words, each weighed by its store-wide IDF: a memory older than the cut
+                # scored with the rare words alone gets what the whole query gives it, less its common words' share.
+                rows = self._ranked(_keyword_query(scope, terms), limit, include_expired, "rowid >= ?", cut)
+                rare = [t for t in terms if t not in common]
+                if rare:
+                    rows = sorted(rows + self._ranked(_keyword_query(scope, rare), limit, include_expired,
+                                                      "rowid < ?", cut), key=lambda row: row[1])[:limit]
         return [ScoredId(row[0], -float(row[1])) for row in rows]
+
+    def _ranked(self, match: str, limit: int, include_expired: bool, rowids: str = "1",
+                *bounds: int) -> list[tuple[str, float]]:
+        """(id, FTS5's bm25: lower is better) of the live memories `match` finds among `rowids`, best first. Ranked
+        inside the index, joined only for the best: a common word can match a large share of a scope."""
+        params: list[Any] = [match, *bounds, int(limit) * 2]  # room for expired memories, dropped below
+        live = self._live_clause(params, include_expired, prefix="m.")
+        params.append(int(limit))
+        sql = ("SELECT m.id, f.rank FROM (SELECT rowid, bm25(memory_fts, 1.0, 0.6, 0.0) AS rank FROM memory_fts "
+               f"WHERE memory_fts MATCH ? AND {rowids} ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid "
+               f"WHERE {live} ORDER BY f.rank LIMIT ?")
+        return [(row[0], row[1]) for row in self._db.execute(sql, params).fetchall()]
 
     def document_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         if not terms:
