@@ -34,6 +34,7 @@ from jiyi.core.intent import (
     asks_about_past_chats,
     asks_for_advice,
 )
+from jiyi.core.lexicon import Lexicon, lexicon
 from jiyi.core.ranking import RankingWeights
 from jiyi.core.speakers import other_speakers
 from jiyi.embedders.base import Calibration, Embedder
@@ -101,7 +102,8 @@ def _indexed_words(content: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(analyze_for_index(content).terms.split()))
 
 
-def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: MemoryRecord) -> float:
+def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: MemoryRecord,
+                      reach: dict[str, dict[str, float]] | None = None) -> float:
     """How much the query and the memory share, IDF-weighted: an absolute measure, unlike BM25's raw score.
     Weighting matters: sharing "like" or "去" with a memory says little, sharing "Jesica" or "失眠" a lot.
 
@@ -126,6 +128,16 @@ def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: Memor
     return max(of_query, of_memory)
 
 
+def _held(term: str, words: Sequence[str], text: str, reach: dict[str, dict[str, float]] | None) -> float:
+    """1 when the memory holds the query word, else the best credit of a word the query word reaches that it holds."""
+    if term in words or (has_cjk(term) and term in text):
+        return 1.0
+    met = reach.get(term) if reach else None
+    if not met:
+        return 0.0
+    return max((credit for word, credit in met.items() if Lexicon.holds(word, words, text)), default=0.0)
+
+
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
     query: str
@@ -147,6 +159,7 @@ class PathResult:
     idf: dict[str, float] = field(default_factory=dict)
     embed_ms: float = 0.0
     query_vector: np.ndarray | None = None
+    reach: dict[str, dict[str, float]] = field(default_factory=dict)  # query word -> words it meets (lexicon)
 
 
 @dataclass(slots=True)
@@ -190,15 +203,19 @@ def recall_by_vector(store: MemoryStore, embedder: Embedder, request: SearchRequ
 def recall_by_keyword(store: MemoryStore, request: SearchRequest, pool: int) -> PathResult:
     started = time.perf_counter()
     terms = query_terms(request.query)
-    frequencies, total = store.document_frequencies(terms)
+    reach = lexicon().reach(request.query, terms)
+    met = [w for w in dict.fromkeys(w for words in reach.values() for w in words) if w not in terms]
+    frequencies, total = store.document_frequencies([*terms, *met])
     # Words in a large share of all memories (去, 花, "like") cost the most to match and say the least; search with the
     # others when there are any. They still count, lightly, in keyword_relevance.
-    informative = terms
+    informative, met_informative = terms, met
     if total >= COMMON_WORDS_MIN_STORE:  # in a small store a word in two memories is "common" and still the key one
         informative = [t for t in terms if frequencies.get(t, 0) <= COMMON_WORD_SHARE * total] or terms
-    hits = store.keyword_search(request.scope, informative, pool, request.where, request.include_expired)
+        met_informative = [w for w in met if frequencies.get(w, 0) <= COMMON_WORD_SHARE * total]
+    hits = store.keyword_search(request.scope, [*informative, *met_informative], pool, request.where,
+                                request.include_expired)
     idf = inverse_document_frequencies(frequencies, total, terms)
-    return PathResult(hits, _ms(started), tuple(terms), idf)
+    return PathResult(hits, _ms(started), tuple(terms), idf, reach=reach)
 
 
 def recall_by_rules(store: MemoryStore, request: SearchRequest, query_vector: np.ndarray | None,
@@ -260,7 +277,7 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
         if path == "vector":
             return max(calibration.relevance(hit.score), MIN_VECTOR_RELEVANCE)
         if path == "keyword":
-            return keyword_relevance(keyword.terms, idf, records[hit.memory_id])
+            return keyword_relevance(keyword.terms, idf, records[hit.memory_id], keyword.reach)
         return hit.score  # the rule's own
 
     ranked = {path: [PathHit(h.memory_id, h.score, path_relevance(path, h))
