@@ -11,6 +11,9 @@ chat client sends them (each user message with the assistant's reply, one add wi
 write path, at the session's time); the probes are asked at `probes_at`, each as a fresh conversation, through
 AsyncMemory.context (what POST /context runs) with the default settings.
 
+    .venv/bin/python bench/locomo.py --infer false --store /tmp/locomo.db     # once: a LoCoMo store (mem0 ingestion)
+    .venv/bin/python bench/context.py --locomo /tmp/locomo.db                # /context on LoCoMo's questions
+
 Judged per injected memory, from what it is and where it came from:
 - holds the answer: its provenance cites an answer turn, or its text holds one of the answer's keywords;
 - stale: it cites a turn that stated the superseded value, or holds one of its keywords, and holds no answer.
@@ -33,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from jiyi import build_embedder, build_store
-from jiyi.memory import AsyncMemory
+from jiyi.memory import AsyncMemory, Memory
+from jiyi.read_path import ReadSettings
 from report import write_report
 
 ROOT = Path(__file__).resolve().parent
@@ -93,8 +97,9 @@ async def details(memory: AsyncMemory, ids: Sequence[str]) -> list[dict[str, Any
 
 
 async def measure_user(memory: AsyncMemory, clock: SimulatedClock, user: dict[str, Any],
-                       language: str) -> list[dict[str, Any]]:
-    await ingest(memory, clock, user)
+                       language: str, ingested: bool = False) -> list[dict[str, Any]]:
+    if not ingested:
+        await ingest(memory, clock, user)
     clock.now = datetime.fromisoformat(user["probes_at"]).astimezone(UTC)
     rows = []
     for probe in user["probes"]:
@@ -153,14 +158,19 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
-async def run_language(language: str, split: str, embedder: Any) -> list[dict[str, Any]]:
+async def run_language(language: str, split: str, embedder: Any, stores: Path | None) -> list[dict[str, Any]]:
+    """Each user in a store of its own: a temporary one, or with `stores`, a file kept there and reused when it
+    exists (delete it after changing the write path)."""
     rows: list[dict[str, Any]] = []
     for user in load(language, split):
         clock = SimulatedClock()
         with tempfile.TemporaryDirectory() as folder:
-            memory = AsyncMemory(build_store(f"sqlite:///{folder}/m.db"), embedder, clock=clock)
+            path = (stores or Path(folder)) / f"{user['user_id']}.db"
+            ingested = path.exists()
+            memory = AsyncMemory(build_store(f"sqlite:///{path}"), embedder, clock=clock,
+                                 read_settings=ReadSettings(refresh_access=False))
             try:
-                rows += await measure_user(memory, clock, user, language)
+                rows += await measure_user(memory, clock, user, language, ingested)
             finally:
                 await memory.close()
     return rows
@@ -177,19 +187,59 @@ def print_summary(name: str, summary: dict[str, Any]) -> None:
         print(f"    {kind:13} {json.dumps(values)}")
 
 
+def locomo_context(store: Path, embedder: Any) -> dict[str, Any]:
+    """/context on LoCoMo's dev split (categories 1-4, questions with evidence), each question asked of both speakers'
+    users and their injected memories merged by score (as bench/locomo.py merges searches): the share of questions
+    whose evidence is injected, that get nothing, and, of those whose evidence /search's top 5 holds, the share
+    /context injects it for."""
+    import locomo
+
+    memory = Memory(_async=AsyncMemory(build_store(f"sqlite:///{store}"), embedder,
+                                       read_settings=ReadSettings(refresh_access=False)))
+    rows = []
+    try:
+        for conversation in locomo.load_conversations():
+            for question in conversation.questions:
+                if not question.evidence or question.category == 5:
+                    continue
+                injected = []
+                for user in conversation.user_ids("mem0"):
+                    answer = memory.context([{"role": "user", "content": question.question}], user_id=user)
+                    for item in answer["memories"]:
+                        injected.append(locomo.retrieved_from({**memory.get(item["id"]), "score": item["score"]}))
+                merged = locomo.merge_results([injected], 5)
+                searched, _ = locomo.retrieve(memory, conversation, question.question, 5)
+                wanted = set(question.evidence)
+                rows.append({"category": question.category, "nothing": not merged,
+                             "injected": bool(wanted & {d for r in merged for d in r.dia_ids}),
+                             "search_top5": bool(wanted & {d for r in searched for d in r.dia_ids})})
+    finally:
+        memory.close()
+    held = [r for r in rows if r["search_top5"]]
+    return {"questions": len(rows), "evidence_injected": share([r["injected"] for r in rows]),
+            "nothing_injected": share([r["nothing"] for r in rows]),
+            "search_top5_holds_evidence": share([r["search_top5"] for r in rows]),
+            "injected_where_search_top5_holds_it": share([r["injected"] for r in held])}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=["dev", "holdout"], default="dev")
-    parser.add_argument("--languages", nargs="+", default=["zh", "en"])
+    parser.add_argument("--languages", nargs="*", default=["zh", "en"], help="none: only --locomo")
     parser.add_argument("--embedder", default="e5")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--stores", type=Path, help="keep each user's store here, and reuse it when present")
+    parser.add_argument("--locomo", type=Path, metavar="STORE",
+                        help="also /context on LoCoMo's dev split, on a store bench/locomo.py made (mem0 ingestion)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     embedder = build_embedder(args.embedder)
     report: dict[str, Any] = {"benchmark": "context", "split": args.split, "embedder": args.embedder, "results": {}}
     all_rows = []
     for language in args.languages:
-        rows = asyncio.run(run_language(language, args.split, embedder))
+        if args.stores:
+            args.stores.mkdir(parents=True, exist_ok=True)
+        rows = asyncio.run(run_language(language, args.split, embedder, args.stores))
         all_rows += rows
         report["results"][language] = summarise(rows)
         print_summary(f"{language} ({args.split})", report["results"][language])
@@ -201,6 +251,12 @@ def main() -> None:
                 print(f"  {mark}{stale} [{row['kind']}] {row['question']}  (search rank {row.get('search_rank')})")
                 for item in row["injected"]:
                     print(f"        - ({item['category']}/{item['role']}) {item['memory'][:110]}")
+    if args.locomo:
+        report["results"]["locomo"] = result = locomo_context(args.locomo, embedder)
+        print(f"LoCoMo dev (/context): evidence injected {result['evidence_injected']:.1%} of {result['questions']} "
+              f"questions, nothing injected {result['nothing_injected']:.1%}; /search top 5 holds the evidence for "
+              f"{result['search_top5_holds_evidence']:.1%}, of which /context injects it for "
+              f"{result['injected_where_search_top5_holds_it']:.1%}")
     report["rows"] = all_rows
     out = args.out or RESULTS / f"context-{args.split}.json"
     write_report(out, report)

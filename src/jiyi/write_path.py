@@ -37,9 +37,11 @@ from jiyi.core.episodes import stamp_summary, summarize_offline
 from jiyi.core.facts import Candidate, Decision, Fact, slot_filter, slot_tag
 from jiyi.core.forget_request import ForgetRequest, forget_request
 from jiyi.core.importance import importance_score, on_seed_scale
+from jiyi.core.lexicon import lexicon
 from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import ChatMessage, evidence_id, in_conversation
 from jiyi.core.retrieval import REPLY_TAG, SearchRequest, hybrid_search
+from jiyi.core.supersession import mark_changed, says_it_changed
 from jiyi.core.temporal import resolve_event_time
 from jiyi.embedders.base import Embedder
 from jiyi.errors import BackendUnavailable
@@ -674,6 +676,14 @@ class WritePath:
         history = [HistoryEvent(r.id, Event.ADD, None, r.content, created_at=now, actor_id=r.actor_id, role=r.role)
                    for r in records]
         await self._io(self.store.insert, records, vectors, history)
+        if any(says_it_changed(r.content) for r in records if r.role == "user"):
+            # A change the user told ("kabir and I are done") marks what it changed (core/supersession.py). No lock:
+            # each mark is written only on the version it read (a memory changed meanwhile is left as it is).
+            try:
+                await self._io(mark_changed, self.store, _search_scope(turn.scope), records, vectors, now,
+                               lexicon().joins)
+            except Exception:  # the messages are kept; only the marks are missing, and the read path still compares
+                log.exception("turn %s: could not mark what its messages changed", turn.id)
 
     def _message_before(self, scope: Scope, first: StoredMessage) -> list[StoredMessage]:
         """The message stored just before `first` in its scope, if among the scope's last 40 (for its context)."""

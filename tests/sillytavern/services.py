@@ -127,8 +127,12 @@ class JiyiServer:
 
     # ---- jiyi's REST API, as the tests read it -------------------------------------------------------------------
 
-    def memories(self, user_id: str, agent_id: str | None = None, run_id: str | None = None) -> list[dict[str, Any]]:
+    def memories(self, user_id: str, agent_id: str | None = None, run_id: str | None = None, *,
+                 messages: bool = False) -> list[dict[str, Any]]:
+        """The memories of a scope; with `messages`, the chat messages kept as evidence too."""
         params = {"user_id": user_id, "limit": "1000"}
+        if messages:
+            params["include_messages"] = "true"
         if agent_id:
             params["agent_id"] = agent_id
         if run_id:
@@ -159,11 +163,13 @@ class JiyiServer:
             time.sleep(0.2)
 
 
-    def wait_gone(self, user_id: str, agent_id: str, contains: str, timeout: float = 20) -> list[str]:
-        """Poll until no memory of (user, agent) contains `contains`; the texts held then (the caller asserts)."""
+    def wait_gone(self, user_id: str, agent_id: str, contains: str, timeout: float = 20, *,
+                  messages: bool = False) -> list[str]:
+        """Poll until no memory of (user, agent) contains `contains` (with `messages`, no kept message either); the
+        texts held then (the caller asserts)."""
         deadline = time.monotonic() + timeout
         while True:
-            texts = [m["memory"] for m in self.memories(user_id, agent_id)]
+            texts = [m["memory"] for m in self.memories(user_id, agent_id, messages=messages)]
             if not any(contains in text for text in texts) or time.monotonic() > deadline:
                 return texts
             time.sleep(0.2)

@@ -1,5 +1,6 @@
 """A swiped-away reply must not stay in memory: the character's persona fact from the discarded reply is gone from jiyi
-and from the next reply's memory block; the fact from the reply kept is there."""
+and from the next reply's memory block, and so are its words kept as evidence; the fact from the reply kept is there,
+and the user's message, sent once, is kept once."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ def test_a_swiped_away_reply_leaves_no_memory(alice: StUser, llm: FakeLLM, jiyi:
     jiyi.wait_for_memory("alice", agent, KEPT)
     texts = jiyi.wait_gone("alice", agent, DISCARDED)
     assert DISCARDED not in texts and KEPT in texts, texts
+    said = jiyi.wait_gone("alice", agent, "可以听雨声", messages=True)  # the discarded reply, word for word
+    assert not any("可以听雨声" in text for text in said), said
+    assert said.count("你最喜欢什么天气？") == 1, said  # the swipe re-sent it: kept once
 
     mark = llm.mark()
     llm.script_chat("当然记得。")

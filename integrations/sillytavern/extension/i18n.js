@@ -95,6 +95,7 @@ export const STRINGS = {
     'note.used': ['jiyi: {count} memories used', 'jiyi：用了 {count} 条记忆'],
     'note.used_one': ['jiyi: 1 memory used', 'jiyi：用了 1 条记忆'],
     'note.problem': ['jiyi: no memories for this reply', 'jiyi：这条回复没有用到记忆'],
+    'note.none': ['jiyi: nothing remembered fit this reply', 'jiyi：没有与这条回复相关的记忆'],
     'note.open': ['open in the console', '在控制台查看'],
     'note.catch_up': ['This turn is written to jiyi once it is back.', 'jiyi 恢复后，这一轮对话会补写进去。'],
     'toast.title': ['jiyi Memory', 'jiyi 记忆'],

@@ -8,14 +8,15 @@ export const EXTRA_KEY = 'jiyi_memory';
 const MAX_SHOWN_CHARS = 400;  // a memory longer than this is cut in the note (the console shows it whole)
 
 /**
- * The note for a reply from the recall record of its generation; null when there is nothing worth showing (recall
- * skipped, or it worked and found nothing relevant).
+ * The note for a reply from the recall record of its generation: the memories used, the problem that kept it from
+ * any, or — when recall worked and nothing fit — a quiet line saying so, so that a miss is told apart from an outage.
+ * Null when recall was skipped.
  */
 export function noteFromRecord(record) {
     if (!record || record.skipped) return null;
     if (record.problem) return { v: 1, at: record.at ?? null, memories: [], problem: { ...record.problem } };
     const memories = (record.injected ?? []).map(m => ({ id: String(m.id), text: String(m.memory ?? '') }));
-    return memories.length ? { v: 1, at: record.at ?? null, memories, problem: null } : null;
+    return { v: 1, at: record.at ?? null, memories, problem: null };
 }
 
 /**
@@ -37,6 +38,10 @@ export function noteHtml(note, { t, memoryUrl = () => null }) {
             + '</details>';
     }
     const count = note.memories.length;
+    if (count === 0) {
+        return `<div class="jiyi-memory-note jiyi-memory-note-none" data-jiyi-note="none">`
+            + `<i class="fa-solid fa-brain"></i> ${escapeHtml(t('note.none'))}</div>`;
+    }
     const title = count === 1 ? t('note.used_one') : t('note.used', { count });
     const items = note.memories.map(memory => {
         const url = memoryUrl(memory.id);

@@ -140,8 +140,9 @@ export class Transport {
             get: memoryId => call(`/memories/${id(memoryId)}`),
             update: (memoryId, text) => call(`/memories/${id(memoryId)}`, { method: 'PUT', body: { text } }),
             remove: memoryId => call(`/memories/${id(memoryId)}`, { method: 'DELETE' }),
-            list: ({ user_id, agent_id, run_id }) =>
-                call(`/memories?${new URLSearchParams({ user_id, agent_id, run_id, limit: '1000' })}`),
+            // The messages kept as evidence too: undoing a turn takes its words out of recall, not only its facts.
+            list: ({ user_id, agent_id, run_id }) => call(`/memories?${new URLSearchParams({
+                user_id, agent_id, run_id, limit: '1000', include_messages: 'true' })}`),
         };
     }
 

@@ -86,7 +86,8 @@ export class JiyiClient {
     }
 
     async list({ user_id, agent_id, run_id }) {
-        const query = new URLSearchParams({ user_id, agent_id, run_id, limit: '1000' });
+        // The messages kept as evidence too: undoing a turn takes its words out of recall, not only its facts.
+        const query = new URLSearchParams({ user_id, agent_id, run_id, limit: '1000', include_messages: 'true' });
         return (await this.request('GET', `/memories?${query}`)).data;
     }
 }

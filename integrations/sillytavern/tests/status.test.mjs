@@ -89,7 +89,8 @@ test('console links: the user narrowed to the character, and one memory; ids are
 test('a note only when there is something to tell: memories used, or none because of a failure', () => {
     assert.equal(noteFromRecord(null), null);
     assert.equal(noteFromRecord({ skipped: true, reason: 'off' }), null);
-    assert.equal(noteFromRecord({ injected: [], problem: null }), null, 'nothing relevant found: no noise');
+    assert.deepEqual(noteFromRecord({ injected: [], problem: null, at: 3 }),
+        { v: 1, at: 3, memories: [], problem: null }, 'nothing relevant found: a quiet note, told apart from an outage');
     const used = noteFromRecord({ injected: [{ id: 'm1', memory: '用户对海鲜过敏' }], problem: null, at: 5 });
     assert.deepEqual(used, { v: 1, at: 5, memories: [{ id: 'm1', text: '用户对海鲜过敏' }], problem: null });
     const failed = noteFromRecord({ injected: [], problem: { kind: 'unreachable', via: 'plugin' } });
@@ -107,6 +108,13 @@ test('the note lists the injected memories, escaped, each with its console link;
     assert.match(html, /&lt;b&gt;x&lt;\/b&gt; &amp; &quot;y&quot;/);
     assert.doesNotMatch(html, /<b>x/);
     assert.match(noteHtml({ ...note, memories: note.memories.slice(0, 1) }, { t: zh }), /jiyi：用了 1 条记忆/);
+});
+
+test('a reply that got no memory says so quietly, unlike a failed recall', () => {
+    const html = noteHtml({ v: 1, memories: [], problem: null }, { t: zh });
+    assert.match(html, /data-jiyi-note="none"/);
+    assert.match(html, /jiyi：没有与这条回复相关的记忆/);
+    assert.doesNotMatch(html, /<details|problem/);
 });
 
 test('the note of a failed recall says why and that the turn is caught up', () => {

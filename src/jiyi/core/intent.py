@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from jiyi.core.facts import slot_filter
 from jiyi.filters import Node, parse_filters
-from jiyi.text import query_terms
+from jiyi.text import ENGLISH_STOPWORDS, query_terms
 
 _ADVICE_ZH = re.compile(
     r"推荐|建议|介绍[一几]?[个家款部本首]|[吃喝玩买送穿看听读做点](?![了过])[^，。？！,.?!]{0,4}(?:什么|啥)|"
@@ -159,6 +159,35 @@ _FIRST_PERSON = re.compile(r"[我咱俺]|\b(?:I|my|me|mine|we|our|us)\b", re.IGN
 
 def asks_to_be_reminded(query: str) -> bool:
     return bool(_REMINDER.search(query)) and bool(_FIRST_PERSON.search(query))
+
+
+# Who a question is about: the one asking ("do I…", "my sister…", "我…", "咱家…"), or the two of them ("are we…").
+_ASKER = re.compile(r"[我咱俺]|\b(?:I|my|me|mine|myself|I'm|I've|I'd|I'll|we|our|us|ours|we're|we've)\b", re.IGNORECASE)
+
+
+# Words of greeting, thanks and small talk (as jiyi.text analyses them): they name nothing of a user's life.
+GREETINGS = frozenset(query_terms(
+    "hi hii hey heya hello yo sup wassup hiya howdy morning afternoon evening night gm gn gday g'day cheers thanks "
+    "thank thx ty bye goodnight nite lol lmao haha hehe omg wow hmm ugh yay nice cool good great dear sweetie hon babe "
+    "mate buddy "
+    "早 早上好 晚上好 中午好 下午好 晚安 早安 午安 你好 您好 在吗 在不在 嗨 哈喽 嘿 谢谢 谢啦 多谢 拜拜 再见 嗯嗯 哦哦 "
+    "好哒 好滴 么么哒 笑死 哈哈哈哈"))
+
+
+_DRAWN_OUT = re.compile(r"(\w)\1{2,}")  # "hiii", "heyyy", "soooo"
+
+
+def greets(word: str) -> bool:
+    """Whether a word (as jiyi.text analyses it) is one of greeting or small talk, drawn out or not ("heyyy")."""
+    forms = {word, _DRAWN_OUT.sub(r"\1", word), _DRAWN_OUT.sub(r"\1\1", word)}
+    return not forms.isdisjoint(GREETINGS) or not forms.isdisjoint(ENGLISH_STOPWORDS)
+
+
+def asks_about_the_user(query: str) -> bool:
+    """Whether a message asks about the user or their life — in the first person, or as a request for advice that
+    their preferences and constraints should shape — rather than being small talk, a question about the assistant or
+    one of general knowledge ("good night Tara", "tell me a joke", "why is the sky blue")."""
+    return bool(_ASKER.search(query)) or asks_for_advice(query)
 
 
 # A question about how things are now ("我最近心情怎么样", "我现在还跑步吗", "do I still cycle?"): of memories that

@@ -45,7 +45,10 @@ STATED_MAX_CHARS = 500
 _ASKS = re.compile(r"[?？]\s*$|吗[\s。!！]*$|"
                    r"^(?:do|does|did|is|are|can|could|would|will|what|where|when|who|why|how)\b", re.IGNORECASE)
 _LEADING_FIRST_PERSON_EN = re.compile(r"^(?:I|I'm|I've|I'll|I'd|My)\b")
-_FIRST_PERSON = re.compile(r"^(?:I|I'm|I've|I'll|I'd|My)\b|\b(?:I|my|me)\b|我", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:I|my)\b|我")  # as the subject or an owner: "…to me" says nothing about oneself
+# Words that say how, not what ("sounds good to me", "I had fun"): not what a statement about oneself is made of.
+_SMALL_TALK_WORDS = frozenset(query_terms("good great nice fun cool fine sound sounds glad happy sure lol haha thanks "
+                                          "thank 好 不错 开心 哈哈 谢谢"))
 
 
 def stated_fact(text: str) -> Fact | None:
@@ -82,7 +85,7 @@ def says_something_about_oneself(text: str) -> bool:
     """A first-person statement with at least two words that are not stopwords ("I prefer aisle seats", "我下周三要
     出差"): what one sends alone to be remembered, unlike "lol" or a question."""
     return (stated_fact(text) is not None and _FIRST_PERSON.search(text) is not None
-            and len(query_terms(text)) >= 2)
+            and len([w for w in query_terms(text) if w not in _SMALL_TALK_WORDS]) >= 2)
 
 
 def extract_agent_facts(messages: Sequence[ChatMessage], agent_name: str | None = None) -> list[Fact]:

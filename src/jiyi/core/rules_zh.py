@@ -790,6 +790,7 @@ _CHAT_OPENERS = re.compile(
     r"告诉你|说|刚才|以为|相信|希望|保证|发现|好像|怎么|服了|晕|靠|的天|哭了|笑了|错了|随便|都行|可以|也想|还想|想(?!要)|"
     r"在想|估计|认为|当然|马上|这就|等下|等会|一会儿|现在就|随口|开玩笑|逗你)")
 _EXCLAIMED = r"(?:死了|极了|啊啊|哈哈|呜呜|嘿嘿|hhh|233)$"
+_EXCLAIMED_CLAUSE = re.compile(_EXCLAIMED)
 _EXCLAMATION = re.compile(_EXCLAIMED + r"|^.{0,3}$")
 _REPORTED = re.compile(r"说|让我|叫我|推荐我|催我|问我|告诉我|再想想|考虑考虑|考虑一下|看看吧|还没想好")
 # A clause that only says more about the fact before it (how often, how long, how bad): folded into that fact.
@@ -926,6 +927,10 @@ def extract_chinese(text: str, last_relation: str | None = None, context: Sequen
             fact = _continuation(said, fact, sentence_subject, previous, mentions)
         if said is not None:
             mentions.extend(_mentions(said))
+        if fact is None and subjectless and previous is not None and _keeps_going(said, previous):
+            # 我最近压力特别大，老是掉头发: what the sentence goes on to say about its subject stays with its fact
+            previous.text += f"，{to_third_person(said or '')}"
+            continue
         if fact is None:
             cause = clause if _CAUSE.match(clause) and not _CHAT_OPENERS.match(clause) else None
             continue
@@ -949,6 +954,19 @@ def extract_chinese(text: str, last_relation: str | None = None, context: Sequen
 
 
 _MERGED = Fact(text="merged")  # marks a clause folded into the previous fact
+FOLDED_MAX_CHARS = 60  # a fact that grows longer than this by its sentence's further clauses stops growing
+
+
+# A clause that speaks to the assistant ("别推荐海鲜", "你帮我记着") tells it what to do, not more about the user.
+_TO_THE_ASSISTANT = re.compile(r"^(?:别|不要|不用|请|麻烦|帮我|给我|替我|记得|记住|你|您|快|赶紧)")
+
+
+def _keeps_going(said: str | None, previous: Fact) -> bool:
+    """A subjectless clause with no fact of its own that says more about the fact before it in its sentence: not
+    chatter ("我觉得…"), not an instruction to the assistant, not an exclamation, and the fact still short."""
+    return (said is not None and len(said) >= 2 and not _CHAT_OPENERS.match("我" + said)
+            and not _TO_THE_ASSISTANT.match(said) and not _EXCLAIMED_CLAUSE.search(said)
+            and len(previous.text) + len(said) <= FOLDED_MAX_CHARS)
 
 
 def _continuation(said: str, fact: Fact | None, subject: str | None, previous: Fact | None,

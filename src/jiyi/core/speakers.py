@@ -39,7 +39,10 @@ def speaker_of(record: MemoryRecord) -> str | None:
     return speaker_prefix(record.content)  # a label such as "Favourite food: pizza" is not a speaker
 
 
-_GREETING = r"(?:(?:hey|hi|hello|dear|oh|ok|okay|so|well|嘿|嗨|哎|喂|亲爱的)[\s,，]*)?"
+_GREETING_WORDS = (r"hey|hi|hiya|hello|yo|sup|wassup|dear|oh|ok|okay|so|well|thanks|thank you|morning|"
+                   r"good morning|afternoon|good afternoon|evening|good evening|night|good night|g'?day|"
+                   r"嘿|嗨|哎|喂|亲爱的|早|早上好|中午好|下午好|晚上好|晚安|你好|在吗")
+_GREETING = rf"(?:(?:{_GREETING_WORDS})[\s,，!！]*)?"
 _PAUSE = r"[,，!！:：、]"
 _END = r"[\s?？!！.。~～…]*$"
 
@@ -78,7 +81,9 @@ def _patterns(speaker: str) -> _NamePatterns:
     CPU, issue 28)."""
     folded = re.escape(speaker.casefold())
     name = folded if has_cjk(speaker) else rf"(?<!\w){folded}(?!\w)(?:'s)?"
-    addressed = re.compile(rf"^\s*{_GREETING}{name}\s*{_PAUSE}|{_PAUSE}\s*{name}{_END}")
+    # "Seraphina, …", "Good evening, Rosie. …", "…, 小雨？", "小满你…" (then "you"), "橙子晚上好" (then a greeting)
+    addressed = re.compile(rf"^\s*{_GREETING}{name}\s*(?:{_PAUSE}|[.。]|{_END}|(?=你|您)|(?:{_GREETING_WORDS}))"
+                           rf"|{_PAUSE}\s*{name}{_END}")
     if has_cjk(speaker):
         receives = re.compile(rf"{name}[^，。？！,.?!\s]{{0,10}}?被|{_ZH_TO_SOMEONE}{name}")
     else:
@@ -117,6 +122,21 @@ def receives(query: str, speaker: str) -> bool:
 def whose_words(query: str, speakers: Iterable[str]) -> set[str]:
     """The speakers whose own words the query asks about: those it names, less those on the receiving end."""
     return {speaker for speaker in named_in(query, speakers) if not receives(query, speaker)}
+
+
+# A name as a question writes it: capitalised where a sentence does not start (nor "I"), letters only.
+_CAPITALISED = re.compile(r"(?<=[^.!?。！？\s][\s,，])([A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?)\b|^([A-Z][a-z]+)(?=[,，]|'s)")
+
+
+def names_someone(query: str, records: Iterable[MemoryRecord]) -> set[str]:
+    """The people (or pets) of the user's memories a question names — a speaker of the candidates ("What did Caroline
+    research?"), or a capitalised name the candidates hold ("How's Biscuit?") — and not only addresses ("Good evening,
+    Rosie", "night Nova")."""
+    records = list(records)
+    known = {speaker for record in records if (speaker := speaker_of(record)) is not None}
+    capitalised = {a or b for a, b in _CAPITALISED.findall(query)} - {"I"}
+    known |= {name for name in capitalised if any(name in record.content for record in records)}
+    return named_in(query, known) if known else set()
 
 
 def other_speakers(query: str, records: Mapping[str, MemoryRecord]) -> set[str]:

@@ -1,0 +1,77 @@
+"""What a reply must not be told any more (core/supersession.py): words of change, the part of a message that says
+it, and which older memories a newer one says have changed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from jiyi.core.supersession import asks_about_before, says_it_changed, superseded, what_changed
+from jiyi.records import Category, MemoryRecord, Scope, SearchHit
+
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def hit(text: str, days: int) -> SearchHit:
+    record = MemoryRecord(content=text, scope=Scope("u"), id=text, category=Category.MESSAGE, role="user",
+                          created_at=T0 + timedelta(days=days))
+    return SearchHit(record, 0.5, {}, 0.5)
+
+
+@pytest.mark.parametrize(("text", "changed"), [
+    ("kabir and I are done. he basically ghosted me", True),
+    ("I sold my violin, I'm learning the cello instead", True),
+    ("pepper died last night", True),
+    ("we cancelled the Japan trip", True),
+    ("I'm not vegan any more", True),
+    ("我已经不抽烟了", True),
+    ("最近工作太忙，游泳停了", True),
+    ("因为我调岗了！从ICU调到门诊了", True),
+    ("我们分手了", True),
+    ("I go swimming every Saturday", False),
+    ("我每周六都去游泳", False),
+    ("my sister is visiting next week", False),
+])
+def test_words_of_change(text: str, changed: bool) -> None:
+    assert says_it_changed(text) is changed
+
+
+def test_the_change_is_what_its_clause_and_the_clauses_beside_it_say() -> None:
+    said = "好久没来啦，搬过来两周了，现在住滨江，离新公司骑车十分钟，再也不用挤地铁了"
+    assert what_changed(said) == "离新公司骑车十分钟 再也不用挤地铁了"
+    assert what_changed("No soda! Thirty days clean. I switched to sparkling water") == (
+        "No soda Thirty days clean I switched to sparkling water")
+
+
+def never_common(word: str) -> bool:
+    return False
+
+
+def test_a_newer_change_of_the_same_subject_leaves_the_older_memory_out() -> None:
+    hits = [hit("so there's this guy Kabir from college, we talk every night", 0),
+            hit("my sister Anya got into medical school", 1),
+            hit("bad. kabir and I are done. he ghosted me for 10 days", 20)]
+    assert superseded(hits, "am I still talking to kabir?", never_common) == {hits[0].record.id}
+    # the older one is what a question about the past asks for
+    assert superseded(hits, "what was kabir like before?", never_common) == set()
+    # a change said earlier than the memory changes nothing in it
+    assert superseded([hits[2], hit("kabir texted me again today, we're talking", 30)], "kabir?", never_common) == set()
+
+
+def test_a_shared_word_only_in_what_the_change_does_not_say_is_not_the_same_subject() -> None:
+    hits = [hit("我妹妹今年高三，马上要高考了，搬过来也想她", 0),
+            hit("好久没来啦，搬过来两周了，现在住滨江，离新公司骑车十分钟，再也不用挤地铁了", 10)]
+    assert superseded(hits, "我妹现在读几年级啊？", never_common) == set()
+
+
+def test_common_words_do_not_make_a_subject() -> None:
+    hits = [hit("I love my job at the bakery", 0), hit("I quit my job at the hospital", 5)]
+    assert superseded(hits, "what's my job?", never_common) == {hits[0].record.id}
+    assert superseded(hits, "what's my job?", lambda word: word == "job") == set()
+
+
+@pytest.mark.parametrize(("question", "before"), [
+    ("What did I use to play?", True), ("我以前住哪", True), ("what do I play now?", False), ("我现在住哪", False)])
+def test_a_question_about_the_past(question: str, before: bool) -> None:
+    assert asks_about_before(question) is before
