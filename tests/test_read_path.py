@@ -526,7 +526,8 @@ def test_small_talk_gets_nothing_a_question_about_the_user_gets_the_answer(tmp_p
     """Small talk matched the user's own earlier small talk ("good night Tara" / "night Tara, sleeping now"); a
     question that is not about the user, nor asks for advice, needs a strong match (unaddressed_min_relevance)."""
     with memory_at(tmp_path, "e5") as memory:
-        for said, reply in [("night tara, sleeping now", "Sleep well!"), ("my sister Jesica lives in Vancouver", "Nice!"),
+        for said, reply in [("night tara, sleeping now", "Sleep well!"),
+                            ("my sister Jesica lives in Vancouver", "Nice!"),
                             ("good morning tara!", "Morning!")]:
             memory.add([{"role": "user", "content": said}, {"role": "assistant", "content": reply}], user_id="u")
         for small_talk in ["good night tara", "tell me a joke", "morning tara"]:

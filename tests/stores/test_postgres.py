@@ -20,12 +20,14 @@ import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from psycopg.rows import dict_row
 
 from jiyi import BackendUnavailable, ConfigError, InvalidInput, build_embedder, build_store
 from jiyi.embedders.base import Embedder
 from jiyi.filters import matches, parse_filters
 from jiyi.records import Category, Event, HistoryEvent, Layer, MemoryRecord, Scope, StoredMessage, TurnRecord
-from jiyi.stores.postgres import PostgresStore
+from jiyi.stores.postgres import HnswSearch, PostgresStore
+from jiyi.stores.postgres.codec import CHAR_PREFIX
 from jiyi.stores.postgres.migrations import MIGRATIONS
 from jiyi.text import analyze_for_index, query_terms
 from tests.conftest import free_port
@@ -77,7 +79,7 @@ def test_migrations_are_recorded_and_history_keeps_mem0s_columns(url: str) -> No
 
 _OPEN = """
 import sys
-from jiyi.stores.postgres import PostgresStore
+from jiyi.stores.postgres import HnswSearch, PostgresStore
 PostgresStore(sys.argv[1]).close()
 """
 
@@ -165,7 +167,7 @@ _WRITER = """
 import sys
 from jiyi import build_embedder
 from jiyi.records import MemoryRecord, Scope
-from jiyi.stores.postgres import PostgresStore
+from jiyi.stores.postgres import HnswSearch, PostgresStore
 e = build_embedder("hashing")
 s = PostgresStore(sys.argv[1])
 r = MemoryRecord(content="written by another process about penguins", scope=Scope("u"))
@@ -320,6 +322,52 @@ def test_a_scope_larger_than_the_exact_limit_is_searched_with_the_hnsw_index(url
         store.close()
 
 
+def _index_use(store: PostgresStore, index: str) -> tuple[int, int]:
+    """(scans, table rows fetched) of an index; a scan that fetched no row read the index alone."""
+    with store._connection() as conn:  # a pool of one: the connection the searches ran on
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        row = conn.execute("SELECT idx_scan, idx_tup_fetch FROM pg_stat_user_indexes WHERE indexrelname = %s",
+                           (index,)).fetchone()
+    return (int(row["idx_scan"]), int(row["idx_tup_fetch"])) if row else (0, 0)
+
+
+def test_an_exact_search_reads_the_scopes_vectors_from_their_index_alone(url: str, embedder: Embedder) -> None:
+    """Everything the exact search reads of a memory is in memories_user_vectors: an index-only scan answers it.
+    (The planner is left no other index on user_id, and no table scan: on a table this small it would read all.)"""
+    store = bound(PostgresStore(url + "?pool_max_size=1"), embedder)
+    try:
+        texts = [f"note {i} about topic {i % 9}" for i in range(60)]
+        ids = put(store, embedder, *texts)
+        put(store, embedder, *texts, scope=Scope("other"))
+        with psycopg.connect(url, autocommit=True) as db:
+            for index in ("memories_user_id", "memories_user_category", "memories_user_vitals",
+                          "memories_user_memory_type"):
+                db.execute(f"DROP INDEX {index}")
+            db.execute("VACUUM ANALYZE memories")  # what autovacuum does: the index alone answers then
+        with store._connection() as conn:
+            conn.execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
+        query = embedder.embed_query("note 7 about topic 7")
+        scans, fetched = _index_use(store, "memories_user_vectors")
+        hits = store.vector_search(U, query, 5, parse_filters({"jiyi.category": {"ne": "message"}}))
+        assert _index_use(store, "memories_user_vectors") == (scans + 2, fetched)  # the size, then the search
+        exact = np.argsort(-(embedder.embed_documents(texts) @ query), kind="stable")[:5]
+        assert [h.memory_id for h in hits] == [ids[int(i)] for i in exact]
+    finally:
+        store.close()
+
+
+def test_a_store_bound_before_the_scopes_vectors_were_indexed_gets_the_index(url: str, embedder: Embedder) -> None:
+    from jiyi.stores.postgres.migrations import m019_memories_user_vectors
+
+    bound(PostgresStore(url), embedder).close()
+    with psycopg.connect(url, autocommit=True, row_factory=dict_row) as db:
+        db.execute("DROP INDEX memories_user_vectors")
+        with db.transaction():
+            m019_memories_user_vectors(db)
+        assert db.execute("SELECT to_regclass('memories_user_vectors') AS i").fetchone() == {
+            "i": "memories_user_vectors"}
+
+
 def test_vectors_wider_than_hnsw_takes_are_indexed_as_halfvec(url: str) -> None:
     wide = build_embedder("hashing", dims=2500)
     store = bound(PostgresStore(url + "?pool_max_size=1", exact_scan_limit=5), wide)
@@ -327,9 +375,75 @@ def test_vectors_wider_than_hnsw_takes_are_indexed_as_halfvec(url: str) -> None:
         ids = put(store, wide, *[f"wide vector {i}" for i in range(30)])
         hits = store.vector_search(U, wide.embed_query("wide vector 7"), 3)
         assert hits[0].memory_id == ids[7] and _hnsw_scans(store) > 0
+        with store._connection() as conn:  # too wide for a btree entry: exact searches read the table
+            assert conn.execute("SELECT to_regclass('memories_user_vectors') AS i").fetchone() == {"i": None}
         assert np.allclose(store.get_vectors([ids[7]])[ids[7]], wide.embed_documents(["wide vector 7"])[0])
     finally:
         store.close()
+
+
+def _hnsw_rows_read(store: PostgresStore) -> int:
+    with store._connection() as conn:
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        row = conn.execute("SELECT idx_tup_read FROM pg_stat_user_indexes "
+                           "WHERE indexrelname = 'memories_embedding_hnsw'").fetchone()
+    return int(row["idx_tup_read"]) if row else 0
+
+
+def test_the_hnsw_settings_hold_for_the_one_search_and_the_best_of_the_candidates_are_kept(
+        url: str, embedder: Embedder) -> None:
+    """Each search sets pgvector's settings for itself alone (its own transaction): they are seen in the rows the
+    index hands out, and never leak into the pooled connection."""
+    texts = [f"note {i} about topic {i % 9} and colour {i % 5}" for i in range(300)]
+    vectors = embedder.embed_documents(texts)
+    query = embedder.embed_query("note 42 about topic 6 and colour 2")
+    exact = np.argsort(-(vectors @ query), kind="stable")
+
+    def store_with(settings: HnswSearch) -> PostgresStore:
+        return PostgresStore(url + "?pool_max_size=1", exact_scan_limit=40, hnsw_search=settings)
+
+    store = bound(store_with(HnswSearch(candidates=120)), embedder)
+    try:
+        ids = put(store, embedder, *texts)
+        before = _hnsw_rows_read(store)
+        hits = store.vector_search(U, query, 10)
+        assert _hnsw_rows_read(store) - before >= 120  # asked for 120 candidates, kept the best 10
+        assert [h.memory_id for h in hits] == [ids[int(i)] for i in exact[:10]]
+        with store._connection() as conn:
+            shown = conn.execute("SELECT current_setting('hnsw.ef_search') AS ef, "
+                                 "current_setting('hnsw.iterative_scan') AS mode, "
+                                 "current_setting('enable_seqscan') AS seqscan").fetchone()
+        assert shown == {"ef": "40", "mode": "off", "seqscan": "on"}  # the server's defaults again
+    finally:
+        store.close()
+    # The rows the index hands out grow with ef_search, and max_scan_tuples ends an iterative scan early. Here they
+    # are all the nearest scope's, none of the scope searched: that is then scored whole after all.
+    far_texts = [f"完全无关的第{i}条记录" for i in range(50)]
+    store = bound(PostgresStore(url), embedder)
+    try:
+        far = put(store, embedder, *far_texts, scope=Scope("far"))
+    finally:
+        store.close()
+    read = {}
+    for ef, most in ((10, 1), (60, 1), (10, 20_000)):
+        store = store_with(HnswSearch(ef_search=ef, max_scan_tuples=most))
+        try:
+            before = _hnsw_rows_read(store)
+            found = store.vector_search(Scope("far"), query, 5)
+            read[ef, most] = _hnsw_rows_read(store) - before
+        finally:
+            store.close()
+        assert {h.memory_id for h in found} <= set(far) and len(found) == 5
+    assert 0 < read[10, 1] < read[60, 1] and read[10, 1] < read[10, 20_000]
+
+
+def test_hnsw_settings_out_of_pgvectors_bounds_are_refused() -> None:
+    with pytest.raises(ConfigError, match="ef_search"):
+        HnswSearch(ef_search=5000)
+    with pytest.raises(ConfigError, match="iterative_scan"):
+        HnswSearch(iterative_scan="off")
+    with pytest.raises(ConfigError, match="candidates"):
+        HnswSearch(candidates=0)
 
 
 # --- keyword search: BM25 over jiyi.text's terms ------------------------------------------------------------------
@@ -346,9 +460,10 @@ def test_a_rare_word_outranks_a_common_one(pg: PostgresStore, embedder: Embedder
 
 def test_a_word_in_very_many_memories_scores_only_its_newest_ones_and_rare_words_all_of_theirs(
         pg: PostgresStore, embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The bound on keyword work (KEYWORD_COMMON_ROWS): a common word reaches only its newest memories, but a rare
-    word's memory is found however old, and the scores of what is found are the full BM25 over every word."""
-    monkeypatch.setattr("jiyi.stores.postgres.store.KEYWORD_COMMON_ROWS", 5)
+    """The bound on keyword work (KEYWORD_SCAN_ROWS): the rarest words, while the memories they can match add up to
+    the bound, find all of theirs however old; the others are looked for among the scope's newest memories only.
+    The scores of what is found are the full BM25 over every word."""
+    monkeypatch.setattr("jiyi.stores.postgres.store.KEYWORD_SCAN_ROWS", 5)
     bound(pg, embedder)
     start = datetime(2026, 1, 1, tzinfo=UTC)
     [old_rare] = put(pg, embedder, "I like tea with Jesica", created_at=start)
@@ -357,13 +472,43 @@ def test_a_word_in_very_many_memories_scores_only_its_newest_ones_and_rare_words
     hits = pg.keyword_search(U, query_terms("tea Jesica"), 20)
     found = [h.memory_id for h in hits]
     assert found[0] == old_rare  # matches both words, and the rare one however old it is
-    assert set(found[1:]) == set(common[-5:])  # of the word in 13 memories, the newest 5
+    assert set(found[1:]) == set(common[-5:])  # of the word in 13 memories, those among the newest 5
     unbounded = {h.memory_id: h.score for h in pg.keyword_search(U, query_terms("Jesica"), 20)}
     assert set(unbounded) == {old_rare}
-    monkeypatch.setattr("jiyi.stores.postgres.store.KEYWORD_COMMON_ROWS", 1000)
+    monkeypatch.setattr("jiyi.stores.postgres.store.KEYWORD_SCAN_ROWS", 1000)
     everything = {h.memory_id: h.score for h in pg.keyword_search(U, query_terms("tea Jesica"), 20)}
     assert len(everything) == 13
     assert all(everything[h.memory_id] == pytest.approx(h.score) for h in hits)  # the same BM25 for what is found
+
+
+def test_a_word_common_in_the_store_is_looked_for_among_the_scopes_newest_memories_however_few_it_has(
+        pg: PostgresStore, embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Common among other users, rare in this scope: the word no longer walks the whole scope for its matches."""
+    monkeypatch.setattr("jiyi.stores.postgres.store.KEYWORD_SCAN_ROWS", 6)
+    bound(pg, embedder)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    put(pg, embedder, *[f"tea number {i}" for i in range(10)], scope=Scope("others"))
+    put(pg, embedder, "I drank tea", created_at=start)
+    put(pg, embedder, *[f"a walk on day {i}" for i in range(6)], created_at=start + timedelta(days=1))
+    assert pg.keyword_search(U, query_terms("tea"), 10) == []  # its one match is older than the newest 6
+    [new] = put(pg, embedder, "more tea today", created_at=start + timedelta(days=2))
+    assert [h.memory_id for h in pg.keyword_search(U, query_terms("tea"), 10)] == [new]
+
+
+def test_a_chinese_word_counts_as_common_when_its_characters_are(
+        pg: PostgresStore, embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """虾 is found in 大虾 and 龙虾 by its character whatever jieba cut: it can match as many memories as hold 虾,
+    and is bounded like a common word when those are many (keyword_stats counts each CJK character)."""
+    monkeypatch.setattr("jiyi.stores.postgres.store.KEYWORD_SCAN_ROWS", 5)
+    bound(pg, embedder)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    [old] = put(pg, embedder, "我以前养过一只小龙虾", created_at=start)
+    newer = [put(pg, embedder, f"第{i}次去吃大虾", created_at=start + timedelta(days=1 + i))[0] for i in range(8)]
+    assert pg.document_frequencies(["#虾"])[0] == {"#虾": 9}
+    found = {h.memory_id for h in pg.keyword_search(U, ["虾"], 20)}
+    assert found == set(newer[-5:])
+    monkeypatch.setattr("jiyi.stores.postgres.store.KEYWORD_SCAN_ROWS", 1000)
+    assert {h.memory_id for h in pg.keyword_search(U, ["虾"], 20)} == {old, *newer}
 
 
 def test_a_filter_matching_nothing_in_a_large_scope_answers_nothing_without_the_index(
@@ -382,10 +527,12 @@ def test_a_filter_matching_nothing_in_a_large_scope_answers_nothing_without_the_
 
 
 def _recount(store: PostgresStore) -> tuple[dict[str, int], int]:
+    """Document frequencies of the terms and of the CJK characters ('#' + character), counted afresh."""
     frequencies: Counter[str] = Counter()
     live = list(store.iter_records())
     for record in live:
-        frequencies.update(set(analyze_for_index(record.content).terms.split()))
+        analyzed = analyze_for_index(record.content)
+        frequencies.update(set(analyzed.terms.split()) | {CHAR_PREFIX + c for c in analyzed.chars.split()})
     return dict(frequencies), len(live)
 
 
@@ -432,6 +579,65 @@ def test_a_database_indexed_with_summary_stamps_is_indexed_again_without_them(ur
         assert _recount(store) == store.document_frequencies(sorted(_recount(store)[0]))
     finally:
         store.close()
+
+def test_a_database_without_counts_of_its_chinese_characters_gets_them(url: str, embedder: Embedder) -> None:
+    from jiyi.stores.postgres.migrations import m016_keyword_stats_of_cjk_characters
+
+    store = bound(PostgresStore(url), embedder)
+    try:
+        put(store, embedder, "我住在上海", "上海的小笼包很好吃", "I like tea")
+        expected = _recount(store)
+        with psycopg.connect(url, autocommit=True) as db:  # as keyword_stats was before m016: terms only
+            db.execute("DELETE FROM keyword_stats WHERE term LIKE '#%'")
+            assert store.document_frequencies(["#上", "#海"])[0] == {}
+            with db.transaction():
+                m016_keyword_stats_of_cjk_characters(db)
+        assert store.document_frequencies(sorted(expected[0])) == expected
+        assert store.document_frequencies(["#上"])[0] == {"#上": 2}
+    finally:
+        store.close()
+
+
+def _hnsw_index(url: str) -> tuple[list[str], int]:
+    with psycopg.connect(url) as db:
+        row = db.execute("SELECT reloptions, relfilenode FROM pg_class "
+                         "WHERE oid = 'memories_embedding_hnsw'::regclass").fetchone()
+    assert row is not None
+    return sorted(row[0] or []), int(row[1])
+
+
+def test_an_hnsw_index_built_with_pgvectors_defaults_gets_the_measured_graph(
+        url: str, embedder: Embedder, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from jiyi.stores.postgres import migrations
+
+    store = bound(PostgresStore(url), embedder)
+    try:
+        put(store, embedder, *[f"note {i}" for i in range(50)])
+    finally:
+        store.close()
+    assert _hnsw_index(url)[0] == ["ef_construction=128", "m=16"]  # a new index is built with them
+
+    def as_before() -> int:  # as the index was before m017: pgvector's defaults
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute("ALTER INDEX memories_embedding_hnsw RESET (m, ef_construction)")
+            db.execute("REINDEX INDEX memories_embedding_hnsw")
+            db.execute("ANALYZE memories")
+        return _hnsw_index(url)[1]
+
+    before = as_before()
+    with psycopg.connect(url, row_factory=dict_row) as db, db.transaction():  # as the store runs migrations
+        migrations.m017_hnsw_graph_ef_construction_128(db)
+    options, file = _hnsw_index(url)
+    assert options == ["ef_construction=128", "m=16"] and file != before  # a small index: rebuilt at once
+
+    before = as_before()
+    monkeypatch.setattr(migrations, "REBUILD_IN_MIGRATION", 10)
+    with psycopg.connect(url) as db, db.transaction():
+        migrations.m017_hnsw_graph_ef_construction_128(db)
+    options, file = _hnsw_index(url)
+    assert options == ["ef_construction=128", "m=16"] and file == before  # a large one: left to the operator
+    assert "REINDEX INDEX CONCURRENTLY memories_embedding_hnsw" in caplog.text
+
 
 # --- filters: the SQL agrees with `matches` ---------------------------------------------------------------------
 

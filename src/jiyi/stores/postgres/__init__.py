@@ -1,5 +1,5 @@
 """PostgreSQL + pgvector (`pip install 'jiyi[postgres]'`): importing this package imports psycopg."""
 
-from jiyi.stores.postgres.store import PostgresStore
+from jiyi.stores.postgres.store import HnswSearch, PostgresStore
 
-__all__ = ["PostgresStore"]
+__all__ = ["HnswSearch", "PostgresStore"]

@@ -75,10 +75,11 @@ def keyword_columns(content: str) -> tuple[list[str], str]:
 
 
 def keyword_counts(keywords: list[str] | None) -> tuple[set[str], int]:
-    """The distinct terms of a memory's keywords (its document frequencies) and its length (for BM25)."""
+    """The distinct entries of a memory's keywords, its terms and its CJK characters (what it adds to the document
+    frequencies in keyword_stats), and its length (for BM25)."""
     if not keywords:
         return set(), 0
-    return {k for k in keywords if not k.startswith(CHAR_PREFIX)}, len(keywords)
+    return set(keywords), len(keywords)
 
 
 KEYWORD_SHARDS = 16  # rows per term in keyword_stats: see migrations.m007_keyword_stats

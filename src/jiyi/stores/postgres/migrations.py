@@ -6,6 +6,7 @@ start at once against a new database wait for the first instead of racing it (Po
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +16,8 @@ from psycopg.rows import tuple_row
 
 from jiyi.stores.postgres.codec import add_keyword_stats, keyword_columns, keyword_counts
 
+log = logging.getLogger(__name__)
+
 Migration = Callable[[psycopg.Connection[Any]], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
 
@@ -23,6 +26,9 @@ MIGRATIONS: list[tuple[str, Migration]] = []
 MIGRATION_LOCK = 0x6A697969_0001
 CHANGE_LOG_LOCK = 0x6A697969_0002  # held by a writer from its first history row to its commit: see store._log_lock
 BINDING_LOCK = 0x6A697969_0003
+
+# m017 rebuilds an HNSW index of up to this many rows itself (seconds; a migration holds off every other process).
+REBUILD_IN_MIGRATION = 20_000
 
 WEBHOOK_CURSOR = "webhooks.cursor"  # the state row: how far the webhook fan-out has read the change log
 
@@ -299,6 +305,71 @@ def m015_keywords_without_stamps(db: psycopg.Connection[Any]) -> None:
         moved.subtract(old_terms)
         length += new_length - old_length
     add_keyword_stats(db, moved, length, 0)
+
+
+@migration
+def m016_keyword_stats_of_cjk_characters(db: psycopg.Connection[Any]) -> None:
+    # keyword_search bounds its work by how many memories a word can match, and a Chinese word also matches its
+    # characters in a row, which the terms' counts miss (钱: a term in no memory, a character of 5 % of 1M in
+    # bench/pg_vectors.py's store; matching it read 54k rows, 380 ms). keyword_stats now also counts each CJK
+    # character ('#' + the character, as in `keywords`; codec.keyword_counts): counted here for the memories
+    # already indexed, from scratch.
+    db.execute("DELETE FROM keyword_stats WHERE term LIKE '#%'")
+    db.execute("INSERT INTO keyword_stats (term, shard, docs, length) "
+               "SELECT c.k, 0, count(*), 0 FROM memories m, "
+               "LATERAL (SELECT DISTINCT k FROM unnest(m.keywords) AS u(k) WHERE k LIKE '#%') AS c "
+               "WHERE m.deleted_at IS NULL AND m.keywords IS NOT NULL GROUP BY c.k")
+
+
+@migration
+def m017_hnsw_graph_ef_construction_128(db: psycopg.Connection[Any]) -> None:
+    # pgvector's default graph (m 16, ef_construction 64) is too loose for e5's crowded vectors (every cosine between
+    # 0.7 and 0.95). bench/pg_vectors.py, 1M memories shaped like e5's, a 100k-memory scope, the index asked for 200
+    # candidates: the 10 nearest were found 0.85 of the time with the default graph, 0.89 with ef_construction 128,
+    # 0.88 with m 24 as well (bench/results/pg_vectors-builds.json). ef_construction 128 doubles the build (1M:
+    # 505 -> 1,066 s on 2 busy cores) and costs inserts into a large store ~7 % (197 -> 184 rows/s); m 24 would cost
+    # 26 % for no gain. The numbers go into the index's options (store.HNSW_BUILD builds new ones with them); an
+    # index of up to REBUILD_IN_MIGRATION rows is rebuilt here, a larger one keeps its graph until an operator
+    # rebuilds it without stopping searches (logged).
+    with db.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute("SELECT reltuples, reloptions FROM pg_class "
+                          "WHERE oid = to_regclass('memories_embedding_hnsw')").fetchone()
+    if row is None:  # no embedder bound yet
+        return
+    rows, options = row
+    if "ef_construction=128" in (options or ()):
+        return
+    db.execute("ALTER INDEX memories_embedding_hnsw SET (m = 16, ef_construction = 128)")
+    if rows <= REBUILD_IN_MIGRATION:
+        db.execute("REINDEX INDEX memories_embedding_hnsw")
+    else:
+        log.warning("the HNSW index of %d memories keeps its old graph until it is rebuilt: run "
+                    "REINDEX INDEX CONCURRENTLY memories_embedding_hnsw at a quiet time (about 20 minutes per "
+                    "million memories on 2 cores; searches and writes go on meanwhile)", int(rows))
+
+
+@migration
+def m018_memories_user_memory_type(db: psycopg.Connection[Any]) -> None:
+    # A request for advice searches the scope for preferences and constraints: tagged ones (the tags GIN index) or
+    # of memory_type preference, which no index held, so the search read every memory of the scope (100k: 260 ms
+    # per search, p99 of the whole hybrid search; bench/pg_vectors.py). With this index the three are looked up.
+    db.execute("CREATE INDEX memories_user_memory_type ON memories (user_id, memory_type) WHERE deleted_at IS NULL")
+
+
+@migration
+def m019_memories_user_vectors(db: psycopg.Connection[Any]) -> None:
+    # An exact search read one table page per memory of the scope (a user's memories lie among everyone else's, and
+    # a third of the vectors sit out of line in TOAST): 10k memories in 33 ms, 100k in 320 ms at 1M memories. From
+    # an index holding each user's memories with their vectors and what a search filters on, the same scans take
+    # 7.6 and 90 ms (bench/pg_vectors.py), so exact search (every nearest found) pays for scopes ~10x larger. Only
+    # for vectors of up to 384 dimensions (store.SCAN_INDEX_MAX_DIMS: a btree entry holds ~2.7 KB); a store bound
+    # to an embedder later gets it then. ~20 s for 1M memories.
+    with db.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute("SELECT value FROM meta WHERE key = 'embedding_dims'").fetchone()
+    if row is not None and 0 < int(row[0]) <= 384:
+        db.execute("CREATE INDEX IF NOT EXISTS memories_user_vectors ON memories (user_id) "
+                   "INCLUDE (agent_id, run_id, category, expiration_date, id, seq, embedding) "
+                   "WHERE deleted_at IS NULL")
 
 
 def migrate(db: psycopg.Connection[Any]) -> list[str]:

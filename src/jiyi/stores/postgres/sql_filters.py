@@ -60,7 +60,8 @@ def _json_equals(p: Params, x: str, value: Any) -> str:
     return f"({x} = {p.add(jsonb(value))})"
 
 
-def _json_condition(p: Params, x: str, op: str, value: Any, always_present: bool) -> str:
+def _json_condition(p: Params, x: str, op: str, value: Any, always_present: bool, array: bool = False) -> str:
+    """`array`: `x` always holds a JSON array (the tags column)."""
     present = "true" if always_present else f"({x} IS NOT NULL AND jsonb_typeof({x}) <> 'null')"
     if op == "exists":
         return present
@@ -73,6 +74,10 @@ def _json_condition(p: Params, x: str, op: str, value: Any, always_present: bool
     if op == "contains":
         if isinstance(value, str):
             element = f"{x} @> {p.add(jsonb([value]))}"  # an element equal to the string (the tags GIN index)
+            if array:
+                # Bare, so that the GIN index on tags can answer it: wrapped in a CASE it could not, and a search
+                # for a tag read the whole scope (100k memories: 260 ms, against 0.2; bench/pg_vectors.py).
+                return element
         else:
             element = (f"EXISTS (SELECT 1 FROM jsonb_array_elements({x}) AS e(v) "
                        f"WHERE {_json_equals(p, 'e.v', value)})")
@@ -148,7 +153,7 @@ def _condition(p: Params, cond: Condition) -> str:
     if cond.column is None:
         return _json_condition(p, f"(m.metadata -> {p.add(cond.meta_key)})", cond.op, cond.value, False)
     if cond.column in _JSON:
-        return _json_condition(p, _column(cond.column), cond.op, cond.value, True)
+        return _json_condition(p, _column(cond.column), cond.op, cond.value, True, array=True)
     return _column_condition(p, cond.column, cond.op, cond.value)
 
 

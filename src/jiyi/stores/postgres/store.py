@@ -3,18 +3,23 @@
 Nothing is cached in process: every read asks the database, so a worker never serves what another worker changed
 (the SQLite store's per-scope vector cache has no counterpart here). Connections come from a psycopg pool.
 
-- Vector search is exact within the scope while the scope (with the filter) is small: a btree finds its memories,
-  pgvector scores them all. Larger scopes are searched with the HNSW index and pgvector's iterative scans. Where that
-  pays was measured (384 dimensions, the 60 nearest, 2 cores): an exact scan costs 1.2-1.8 ms per 1,000 memories of
-  the scope, the index about c x (all memories / the scope's) as it walks past other users' memories, c growing
-  with the store. With 200,000 memories in all: exact 18 ms at 10k, 52 at 30k, 177 at 100k; index 18, 6.2, 2.3 ms.
-  With 400,000: exact 12, 30, 59 ms at 10k, 20k, 40k; index 60, 29, 15 ms (recall@10 1.0 throughout). They cross
-  at 10k of 200k and 20k of 400k: the scope is searched exactly up to sqrt(1000 x all memories) (14k of 200k, 20k
-  of 400k, 32k of 1M, an extrapolation beyond), and never with the index below 10,000.
+- Vector search is exact within the scope while the scope (with the filter) is small, and every nearest memory is
+  found: the scope's memories are read with their vectors from one index (memories_user_vectors, for vectors of up
+  to 384 dimensions) and pgvector scores them all. Whether the scope is small is counted first, without the vectors,
+  up to one past the bound. Larger scopes are searched with the HNSW index: pgvector's iterative scan is asked for
+  the scope's HnswSearch.candidates nearest (200), of which the best are kept; asking for just the hits wanted found
+  the 10 nearest 0.7 of the time. Measured by bench/pg_vectors.py on 1M memories shaped like e5's over 10k users
+  (2 busy cores; bench/results/pg_vectors.json): the exact scan takes ~1 ms per 1,000 memories of the scope (10k:
+  8 ms, 100k: 90 ms; read from the table, as before that index, 33 and 320 ms); the index ~50 ms at 100k (10 % of
+  the store, recall@10 0.89-0.97), and more as the scope's share falls (the scan walks past other users' memories:
+  ~150 ms at 10k, recall 0.89). The scope is searched exactly up to max(EXACT_SCAN_FLOOR, sqrt(_INDEX_COST_RATIO x
+  all memories)).
 - Keyword search matches jiyi.text's terms with a GIN index on `keywords` (and CJK words as substrings of the
   memory's CJK characters, as the SQLite store's phrase queries do) and ranks with BM25, using document frequencies
-  kept in keyword_stats in the same transactions as the memories. A word in more than KEYWORD_COMMON_ROWS memories
-  brings only its newest ones of the scope to be ranked, so the work stays bounded whatever the words.
+  kept in keyword_stats in the same transactions as the memories (of the terms and of the CJK characters). Each
+  memory a word matches in the store is read to check its scope, so the work is bounded by KEYWORD_SCAN_ROWS: the
+  rarest words while their matches add up to it find all of theirs, the others are looked for among the scope's
+  newest KEYWORD_SCAN_ROWS memories.
 - The history table is the change log the webhooks read past a cursor, so its positions must follow commit order:
   a writer takes a transaction-level advisory lock before its first history row and keeps it to its commit.
 """
@@ -28,7 +33,7 @@ import weakref
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -102,12 +107,45 @@ from jiyi.webhooks.model import Change, Webhook, WebhookDelivery
 log = logging.getLogger(__name__)
 
 # Scopes with more candidates than max(EXACT_SCAN_FLOOR, sqrt(_INDEX_COST_RATIO x all memories)) are searched with
-# the HNSW index (measured: see the module's docstring).
+# the HNSW index (measured: see the module's docstring and below).
 EXACT_SCAN_FLOOR = 10_000
 _INDEX_COST_RATIO = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class HnswSearch:
+    """How a scope too large to score whole is searched with the HNSW index (pgvector's settings, set for that one
+    query): the index is asked for its `candidates` nearest rows of the scope (at least the number of hits wanted),
+    and the best of them are kept. `ef_search`: how many candidates the graph search keeps as it goes;
+    `iterative_scan`: pgvector's iterative scan mode, which goes on through the graph until enough rows pass the
+    scope and the filter; `max_scan_tuples`: index rows visited before it gives up (the scope is then scored
+    whole). The defaults are measured: see the module's docstring."""
+
+    candidates: int = 200
+    ef_search: int = 40
+    iterative_scan: str = "relaxed_order"
+    max_scan_tuples: int = 20_000
+
+    def __post_init__(self) -> None:
+        if self.candidates < 1:
+            raise ConfigError(f"candidates must be at least 1, got {self.candidates}")
+        if not 1 <= self.ef_search <= 1000:  # pgvector's own bounds
+            raise ConfigError(f"ef_search must be between 1 and 1000, got {self.ef_search}")
+        if self.iterative_scan not in ("relaxed_order", "strict_order"):
+            raise ConfigError(f"iterative_scan must be relaxed_order or strict_order, got {self.iterative_scan!r}")
+        if self.max_scan_tuples < 1:
+            raise ConfigError(f"max_scan_tuples must be at least 1, got {self.max_scan_tuples}")
+
+
+# The HNSW graph's build parameters, pgvector's (m, ef_construction): see migration m017.
+HNSW_BUILD = (16, 128)
+# A btree entry holds at most ~2,700 bytes: the index exact searches read carries the vector up to this dimension
+# (the default embedder's), with room to spare for the ids beside it; wider vectors are read from the table.
+SCAN_INDEX_MAX_DIMS = 384
 # pgvector's HNSW index takes vectors of up to 2,000 dimensions, halfvec ones up to 4,000; beyond, search is exact.
 _HNSW_MAX_DIMS, _HALFVEC_MAX_DIMS = 2000, 4000
-KEYWORD_COMMON_ROWS = 1000  # see keyword_search
+KEYWORD_SCAN_ROWS = 5000  # see keyword_search
+KEYWORD_COMMON_ROWS = 1000
 _BM25_K1, _BM25_B = 1.2, 0.75  # FTS5's, as in the SQLite store
 _CHARS_WEIGHT = 0.6  # a CJK word found among the characters weighs this much of a word found among the terms
 _POOL_OPTIONS = {"pool_min_size": 1, "pool_max_size": 10}
@@ -193,12 +231,15 @@ def _ann_expression(dims: int) -> tuple[str, str] | None:
 
 
 class PostgresStore:
-    def __init__(self, url: str, *, exact_scan_limit: int | None = None, connect_timeout: float = 10.0) -> None:
+    def __init__(self, url: str, *, exact_scan_limit: int | None = None, hnsw_search: HnswSearch | None = None,
+                 connect_timeout: float = 10.0) -> None:
         """`url`: postgresql://user:password@host:port/dbname, with libpq's options in its query, and the pool's
         size as pool_min_size / pool_max_size (default 1 and 10). `exact_scan_limit`: the largest scope searched
-        exactly; by default it grows with the store (see the module's docstring)."""
+        exactly; by default it grows with the store (see the module's docstring). `hnsw_search`: how larger ones
+        are searched with the index (HnswSearch's defaults are the measured ones)."""
         self.url = url
         self.exact_scan_limit = exact_scan_limit
+        self.hnsw_search = hnsw_search or HnswSearch()
         self._timeout = connect_timeout
         conninfo, options = _split_url(url)
         self._where = _where(conninfo)
@@ -215,8 +256,10 @@ class PostgresStore:
                 if not self._hnsw:
                     log.warning("pgvector %s is older than 0.8: vector search stays exact in every scope", version)
                 binding = self._binding(db)
-                if binding is not None and self._hnsw:  # made before an upgrade of pgvector, say
-                    self._index_vectors(db, binding[1])
+                if binding is not None:  # made before an upgrade of pgvector, say
+                    self._index_scopes_vectors(db, binding[1])
+                    if self._hnsw:
+                        self._index_vectors(db, binding[1])
         except (pg_errors.InsufficientPrivilege, pg_errors.UndefinedFile, pg_errors.FeatureNotSupported) as exc:
             raise ConfigError(
                 f"PostgreSQL at {self._where} could not be prepared for jiyi: {exc.diag.message_primary or exc}. "
@@ -334,28 +377,42 @@ class PostgresStore:
             )
 
     def _type_vectors(self, db: psycopg.Connection[Row], dims: int) -> None:
-        """Give the vector column its dimension and build the HNSW index (on an empty table, at once)."""
+        """Give the vector column its dimension and build the vector indexes (on an empty table, at once)."""
         row = db.execute("SELECT atttypmod FROM pg_attribute WHERE attrelid = 'memories'::regclass "
                          "AND attname = 'embedding'").fetchone()
         if row is None or row["atttypmod"] != dims:
             db.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+            db.execute("DROP INDEX IF EXISTS memories_user_vectors")
             try:
                 db.execute(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dims)})")
             except psycopg.DataError as exc:
                 raise EmbeddingMismatch(f"the store holds vectors of another dimension than {dims}: "
                                         f"{exc.diag.message_primary}") from None
+        self._index_scopes_vectors(db, dims)
         if self._hnsw:
             self._index_vectors(db, dims)
 
     @staticmethod
-    def _index_vectors(db: psycopg.Connection[Row], dims: int) -> None:
+    def _index_scopes_vectors(db: psycopg.Connection[Row], dims: int) -> None:
+        """The index an exact search reads: each user's memories with their vectors and what a search filters on,
+        so the scope is scored from the index alone instead of one table page per memory (see migration m019)."""
+        present = db.execute("SELECT to_regclass('memories_user_vectors') IS NOT NULL AS present").fetchone()
+        if dims <= SCAN_INDEX_MAX_DIMS and not (present and present["present"]):
+            db.execute("CREATE INDEX IF NOT EXISTS memories_user_vectors ON memories (user_id) "
+                       "INCLUDE (agent_id, run_id, category, expiration_date, id, seq, embedding) "
+                       "WHERE deleted_at IS NULL")
+
+    @staticmethod
+    def _index_vectors(db: psycopg.Connection[Row], dims: int, build: tuple[int, int] = HNSW_BUILD) -> None:
         ann = _ann_expression(dims)
         # Looked up first: CREATE INDEX IF NOT EXISTS would lock out writers even when the index is there.
         present = db.execute("SELECT to_regclass('memories_embedding_hnsw') IS NOT NULL AS present").fetchone()
         if ann is not None and not (present and present["present"]):
             expression, opclass = ann
+            m, ef_construction = build
             db.execute(f"CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON memories USING hnsw "
-                       f"({expression} {opclass}) WHERE deleted_at IS NULL")
+                       f"({expression} {opclass}) WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) "
+                       "WHERE deleted_at IS NULL")
 
     def embedding_binding(self) -> tuple[str, int] | None:
         with self._connection() as conn:
@@ -580,36 +637,40 @@ class PostgresStore:
             raise EmbeddingMismatch(f"a query vector must be one-dimensional, got shape {query.shape}")
         if limit <= 0:
             return []
+        with self._connection() as conn:
+            if self._too_large_to_score(conn, scope, query.shape[0], limit, where):
+                hits = self._approximate_search(conn, scope, query, limit, where, include_expired)
+                if hits is not None and len(hits) >= limit:
+                    return hits
+                # The filter let too few of the index's nearest through: score the scope whole after all.
+            p = Params()
+            vector = p.add(query)
+            sql = (f"SELECT m.id, -(m.embedding <#> {vector}) AS score FROM {MEMORY_FROM} "
+                   f"WHERE {_scope_sql(scope, p)} AND {_live_sql(p, include_expired)} AND m.embedding IS NOT NULL "
+                   f"AND {to_sql(where, p)} ORDER BY score DESC, m.seq LIMIT {p.add(int(limit))}")
+            return [ScoredId(row["id"], float(row["score"])) for row in conn.execute(sql, p).fetchall()]
+
+    def _too_large_to_score(self, conn: psycopg.Connection[Row], scope: Scope, dims: int, limit: int,
+                            where: Node | None) -> bool:
+        """Whether more of the scope's memories pass the filter than an exact scan should score. They are counted
+        up to one past that bound without their vectors, from the scope's index where the filter allows it (an
+        index-only scan: 31,619 rows in 6.6 ms, where scoring them took ~120 ms; bench/results/pg_vectors.json).
+        Expired memories are counted too: the bound is a cost, not a result."""
+        if not self._hnsw or _ann_expression(dims) is None:
+            return False
         p = Params()
-        vector = p.add(query)
-        candidates = (f"{_scope_sql(scope, p)} AND {_live_sql(p, include_expired)} AND m.embedding IS NOT NULL "
-                      f"AND {to_sql(where, p)}")
         if self.exact_scan_limit is None:
             # The planner's estimate of the table's rows: free, and close enough to place the crossover.
-            most = (f"(SELECT greatest({p.add(EXACT_SCAN_FLOOR)}, {p.add(int(limit))}, "
-                    f"sqrt({_INDEX_COST_RATIO} * greatest(reltuples, 0)))::bigint "
-                    "FROM pg_class WHERE oid = 'memories'::regclass)")
+            most = (f"SELECT greatest({p.add(EXACT_SCAN_FLOOR)}, {p.add(int(limit))}, "
+                    f"sqrt({_INDEX_COST_RATIO} * greatest(reltuples, 0)))::bigint AS most "
+                    "FROM pg_class WHERE oid = 'memories'::regclass")
         else:
-            most = p.add(max(self.exact_scan_limit, int(limit)))
-        # One pass over the scope, one round trip: at most `most` + 1 of its rows are read and scored, their count
-        # rides along (a window over the scores alone, not the vectors); more than `most` says the scope is larger
-        # than an exact scan should be, and the index is asked instead. A filter that matches nothing reads the
-        # scope once, not once to count and once to score.
-        scored = (f"SELECT m.id, -(m.embedding <#> {vector}) AS score, m.seq FROM {MEMORY_FROM} "
-                  f"WHERE {candidates} LIMIT {most} + 1")
-        sql = (f"SELECT s.id, s.score, s.seq, count(*) OVER () AS read, {most} AS most FROM ({scored}) s "
-               f"ORDER BY s.score DESC, s.seq LIMIT {p.add(int(limit))}")
-        with self._connection() as conn:
-            rows = conn.execute(sql, p).fetchall()
-            if not rows or rows[0]["read"] <= rows[0]["most"]:
-                return [ScoredId(row["id"], float(row["score"])) for row in rows]
-            hits = self._approximate_search(conn, scope, query, limit, where, include_expired)
-            if hits is not None and len(hits) >= limit:
-                return hits
-            # The filter let too few of the index's nearest through: score the scope whole after all.
-            exact = (f"SELECT m.id, -(m.embedding <#> {vector}) AS score FROM {MEMORY_FROM} "
-                     f"WHERE {candidates} ORDER BY score DESC, m.seq LIMIT {p.add(int(limit))}")
-            return [ScoredId(row["id"], float(row["score"])) for row in conn.execute(exact, p).fetchall()]
+            most = f"SELECT {p.add(max(self.exact_scan_limit, int(limit)))}::bigint AS most"
+        sql = (f"WITH bound AS MATERIALIZED ({most}) SELECT (SELECT count(*) FROM (SELECT 1 FROM {MEMORY_FROM} "
+               f"WHERE {_scope_sql(scope, p)} AND m.deleted_at IS NULL AND {to_sql(where, p)} "
+               "LIMIT (SELECT most FROM bound) + 1) s) > most AS large FROM bound")
+        row = conn.execute(sql, p).fetchone()
+        return bool(row and row["large"])
 
     def _approximate_search(self, conn: psycopg.Connection[Row], scope: Scope, query: np.ndarray, limit: int,
                             where: Node | None, include_expired: bool) -> list[ScoredId] | None:
@@ -621,21 +682,24 @@ class PostgresStore:
         p = Params()
         vector = p.add(query)
         target = vector if ann[0] == "embedding" else f"{vector}::halfvec({query.shape[0]})"
+        settings = self.hnsw_search
         sql = (f"SELECT m.id, m.seq, {expression} <#> {target} AS distance FROM memories m "
                f"LEFT JOIN memory_access a ON a.memory_id = m.id WHERE {_scope_sql(scope, p)} "
                f"AND {_live_sql(p, include_expired)} AND {to_sql(where, p)} "
-               f"ORDER BY {expression} <#> {target} LIMIT {p.add(int(limit))}")
+               f"ORDER BY {expression} <#> {target} LIMIT {p.add(max(settings.candidates, int(limit)))}")
         with conn.transaction():
-            # Iterative scans go on through the graph until `limit` rows pass the scope and the filter (or
-            # max_scan_tuples were visited); relaxed order, so the rows are sorted again here. The planner is told
-            # not to prefer reading the whole scope, which is what the caller decided against.
-            conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                         "set_config('hnsw.ef_search', %s, true), set_config('enable_sort', 'off', true), "
+            # Iterative scans go on through the graph until enough rows pass the scope and the filter (or
+            # max_scan_tuples were visited). The planner is told not to prefer reading the whole scope, which is what
+            # the caller decided against.
+            conn.execute("SELECT set_config('hnsw.iterative_scan', %s, true), set_config('hnsw.ef_search', %s, true), "
+                         "set_config('hnsw.max_scan_tuples', %s, true), set_config('enable_sort', 'off', true), "
                          "set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)",
-                         (str(min(1000, max(40, 2 * limit))),))
+                         (settings.iterative_scan, str(settings.ef_search), str(settings.max_scan_tuples)))
             rows = conn.execute(sql, p).fetchall()
+        # The candidates come in about the index's order (relaxed_order), each with its exact distance: the best
+        # `limit` of them are kept.
         rows.sort(key=lambda row: (row["distance"], row["seq"]))
-        return [ScoredId(row["id"], -float(row["distance"])) for row in rows]
+        return [ScoredId(row["id"], -float(row["distance"])) for row in rows[:limit]]
 
     def keyword_search(
         self,
@@ -649,26 +713,27 @@ class PostgresStore:
         terms = [t for t in dict.fromkeys(terms) if t]
         if not terms or limit <= 0:
             return []
+        chars = sorted({CHAR_PREFIX + c for t in terms if has_cjk(t) for c in t if has_cjk(c)})
         with self._connection() as conn:
-            frequencies, total, length = self._keyword_stats(conn, terms)
+            frequencies, total, length = self._keyword_stats(conn, [*terms, *chars])
             avgdl = max(length, 1) / max(total, 1)
             p = Params()
             scope_sql = f"{_scope_sql(scope, p)} AND {_live_sql(p, include_expired)} AND {to_sql(where, p)}"
-            # A word in more than KEYWORD_COMMON_ROWS memories of the store (住, live, 喜欢 in a large one) would
-            # have every memory that holds it scored: tens of thousands of rows for the rules' word lists in a scope
-            # of 100k. Such words find only the newest KEYWORD_COMMON_ROWS of their memories in the scope; the rarer
-            # words find all of theirs, and those weigh the most in BM25 anyway. So the rows scored are bounded by
-            # KEYWORD_COMMON_ROWS + the rare words' own counts, whatever the words.
-            common = [t for t in terms if frequencies.get(t, 0) > KEYWORD_COMMON_ROWS]
-            rare = [t for t in terms if t not in common]
-            if common:
-                found = [f"(SELECT m.id FROM {MEMORY_FROM} WHERE {scope_sql} AND {self._matching(common, p)} "
-                         f"ORDER BY m.created_at DESC LIMIT {p.add(KEYWORD_COMMON_ROWS)})"]
-                if rare:
-                    found.append(f"SELECT m.id FROM {MEMORY_FROM} WHERE {scope_sql} AND {self._matching(rare, p)}")
-                candidates = f"m.id IN ({' UNION '.join(found)})"
-            else:
-                candidates = f"{scope_sql} AND {self._matching(terms, p)}"
+            # Every memory a word matches in the store is read to see whether it is in the scope: a word in tens of
+            # thousands of memories (住, live, 喜欢 in a large store) would cost seconds. So the words are taken
+            # rarest first while the memories they can match add up to at most KEYWORD_SCAN_ROWS: those find all of
+            # their memories in the scope, and they weigh the most in BM25. The commoner ones are looked for among
+            # the scope's newest KEYWORD_SCAN_ROWS memories only (their newest KEYWORD_COMMON_ROWS matches kept).
+            # Rows read: at most 2 x KEYWORD_SCAN_ROWS, whatever the words (bench/pg_vectors.py: at 1M memories, a
+            # Chinese question's p99 went from 470 to ~100 ms).
+            rare: list[str] = []
+            budget = KEYWORD_SCAN_ROWS
+            for term in sorted(terms, key=lambda t: self._matches_at_most(t, frequencies)):
+                budget -= self._matches_at_most(term, frequencies)
+                if budget < 0:
+                    break
+                rare.append(term)
+            common = [t for t in terms if t not in rare]
             # BM25 with FTS5's k1 and b, IDF from keyword_stats (store-wide, as document_frequencies): a word's
             # frequency in a memory is its count among the terms, plus 0.6 x its count among the CJK characters.
             # Everything in float8: a numeric constant (0.6, avgdl) made PostgreSQL compute in numeric, ~3x slower.
@@ -683,14 +748,38 @@ class PostgresStore:
                 df = frequencies.get(term, 0)
                 idf = math.log(1 + (max(total - df, 0) + 0.5) / (df + 0.5))
                 score.append(f"{idf!r}::float8 * t.f{i} / (t.f{i} + t.k)")
-            # The frequencies are computed once per row in the inner query (OFFSET 0 keeps PostgreSQL from folding it
-            # into the outer one, which evaluated each of them twice), then weighed.
-            sql = (f"SELECT t.id, ({' + '.join(score)}) * {_BM25_K1 + 1}::float8 AS score FROM ("
-                   f"SELECT m.id, m.seq, {', '.join(frequency)}, {_BM25_K1}::float8 * ({1 - _BM25_B}::float8 + "
-                   f"{_BM25_B}::float8 * cardinality(m.keywords) / {avgdl!r}::float8) AS k FROM {MEMORY_FROM} "
-                   f"WHERE {candidates} OFFSET 0) t ORDER BY score DESC, t.seq LIMIT {p.add(int(limit))}")
+            # The frequencies are computed once per row where the row is found (OFFSET 0 keeps PostgreSQL from folding
+            # that query into the outer one, which evaluated each of them twice), then weighed; the rows are not
+            # looked up again by id (~20 % of the time with a thousand candidates).
+            columns = (f"m.id, m.seq, {', '.join(frequency)}, {_BM25_K1}::float8 * ({1 - _BM25_B}::float8 + "
+                       f"{_BM25_B}::float8 * cardinality(m.keywords) / {avgdl!r}::float8) AS k")
+            if common:
+                # The scope's newest rows first (its index's order), then the words: a word sparse in this scope
+                # but common in the store does not walk the whole scope looking for its matches.
+                found = [f"(SELECT {columns} FROM (SELECT m.id, m.seq, m.created_at, m.keywords, m.cjk "
+                         f"FROM {MEMORY_FROM} WHERE {scope_sql} ORDER BY m.created_at DESC "
+                         f"LIMIT {p.add(KEYWORD_SCAN_ROWS)}) m WHERE {self._matching(common, p)} "
+                         f"ORDER BY m.created_at DESC LIMIT {p.add(KEYWORD_COMMON_ROWS)})"]
+                if rare:  # a memory found both ways is the same row twice: UNION keeps one
+                    found.append(f"SELECT {columns} FROM {MEMORY_FROM} WHERE {scope_sql} "
+                                 f"AND {self._matching(rare, p)}")
+                candidates = " UNION ".join(found)
+            else:
+                candidates = f"SELECT {columns} FROM {MEMORY_FROM} WHERE {scope_sql} AND {self._matching(terms, p)}"
+            sql = (f"SELECT t.id, ({' + '.join(score)}) * {_BM25_K1 + 1}::float8 AS score "
+                   f"FROM ({candidates} OFFSET 0) t ORDER BY score DESC, t.seq LIMIT {p.add(int(limit))}")
             rows = conn.execute(sql, p).fetchall()
         return [ScoredId(row["id"], float(row["score"])) for row in rows]
+
+    @staticmethod
+    def _matches_at_most(term: str, frequencies: dict[str, int]) -> int:
+        """How many memories of the store a word can match: as a term, and for a Chinese word as its characters in
+        a row, at most as many as hold its rarest character (钱: a term in no memory of bench/pg_vectors.py's 1M,
+        a character of 54k)."""
+        bound = frequencies.get(term, 0)
+        if has_cjk(term):
+            bound += min(frequencies.get(CHAR_PREFIX + c, 0) for c in term if has_cjk(c))
+        return bound
 
     @staticmethod
     def _matching(terms: Sequence[str], p: Params) -> str:
