@@ -153,11 +153,21 @@ async def seed_bulk(url: str, n: int, user_id: str = "load") -> None:
             response.raise_for_status()
 
 
+def _is_ancestor(older: str, newer: str) -> bool:
+    return subprocess.run(["git", "merge-base", "--is-ancestor", older, newer], capture_output=True,
+                          cwd=ROOT).returncode == 0
+
+
 def seeded_store(n: int, seeder: str, src: Path) -> Path:
-    """A store file with memory_text(0..n-1) for user "load", made by the server of `seeder` (cached)."""
+    """A store file with memory_text(0..n-1) for user "load", made by the server of `seeder` (cached). A store
+    seeded by an ancestor of `seeder` serves as well: every later commit opens it (its migrations are appended), and
+    seeding 10k memories takes minutes."""
     cached = CACHE / f"seed-{seeder}-{n}.db"
     if cached.exists():
         return cached
+    for older in sorted(CACHE.glob(f"seed-*-{n}.db")):
+        if _is_ancestor(older.name.removeprefix("seed-").removesuffix(f"-{n}.db"), seeder):
+            return older
     CACHE.mkdir(parents=True, exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix="jiyi-seed-"))
     try:

@@ -4,6 +4,7 @@ HTTP), access refresh, the query-enhancement chain's failure modes and silent de
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from jiyi import AsyncMemory, Memory, build_embedder, build_store
+from jiyi.core.lexicon import lexicon
 from jiyi.core.messages import in_conversation
 from jiyi.core.retrieval import only_asks
 from jiyi.embedders.base import Calibration
@@ -21,7 +23,10 @@ from jiyi.llms.scripted import ScriptedLLM
 from jiyi.read_path import ReadSettings
 from jiyi.records import Category, Layer, Scope, StoredMessage, utcnow
 from jiyi.rerankers.http import HttpReranker
+from jiyi.stores.base import ScoredId
+from jiyi.stores.sqlite.store import SqliteStore
 from jiyi.testing.fake_openai import FakeOpenAI, Reply
+from jiyi.text import query_terms
 
 
 def memory_at(tmp_path: Path, embedder: str = "hashing", **options: Any) -> Memory:
@@ -536,3 +541,26 @@ def test_small_talk_gets_nothing_a_question_about_the_user_gets_the_answer(tmp_p
     with memory_at(tmp_path / "other", "e5", read_settings=ReadSettings(unaddressed_min_relevance=0.0)) as memory:
         memory.add([{"role": "user", "content": "night tara, sleeping now"}], user_id="u", infer=False)
         assert context_of(memory, "good night tara")  # the bar turned off: the old greeting comes back
+
+
+def test_keyword_search_looks_only_for_reached_words_that_some_memory_holds(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """猫 and 医生 reach ~300 words through the lexicon (a head word reaches its whole concept). Each costs the index a
+    lookup and, in Chinese, a phrase over its characters: only the ones some memory holds are searched for, and a
+    memory is still found by a word the question reached."""
+    searched: list[list[str]] = []
+    keyword_search = SqliteStore.keyword_search
+
+    def spy(self: SqliteStore, scope: Scope, terms: Sequence[str], *args: Any, **kwargs: Any) -> list[ScoredId]:
+        searched.append(list(terms))
+        return keyword_search(self, scope, terms, *args, **kwargs)
+
+    monkeypatch.setattr(SqliteStore, "keyword_search", spy)
+    with memory_at(tmp_path) as memory:
+        kitten, _ = add_raw(memory, ["我家的猫咪团子今天打了疫苗", "周末去爬山了"])
+        reach = lexicon().reach("猫 医生", query_terms("猫 医生"))
+        assert sum(len(words) for words in reach.values()) > 100
+        hits = memory.search("猫 医生", user_id="u")["results"]
+    assert kitten in [hit["id"] for hit in hits]
+    assert searched and all(len(terms) < 12 for terms in searched)
+    assert any("猫咪" in terms or "疫苗" in terms for terms in searched)
