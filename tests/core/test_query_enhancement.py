@@ -77,6 +77,8 @@ def test_rewrite_output_is_cleaned_to_one_line(answer: str, expected: str | None
 
 @pytest.mark.parametrize("query", ["晚饭推荐什么？", "今晚吃啥", "周末去哪玩比较好", "国庆该去哪儿",
                                    "送女朋友什么礼物好", "失眠怎么办",
+                                   # as chat says them: 啥 for 什么, 咋 for 怎么
+                                   "晚上老睡不着，有啥办法吗", "想给外婆寄点东西，寄啥好呢", "老是加班我该咋办",
                                    "Can you recommend a restaurant?", "What should I cook tonight?",
                                    "any ideas for a birthday gift?"])
 def test_requests_for_advice_are_recognised(query: str) -> None:
@@ -85,7 +87,7 @@ def test_requests_for_advice_are_recognised(query: str) -> None:
 
 @pytest.mark.parametrize("query", ["你今天有什么不一样？", "我妹妹叫什么来着", "When did I move to Shanghai?",
                                    "哈哈好的", "我周末去哪了", "人死了以后会去哪", "我昨天买了什么",
-                                   "推荐我吃泰式咖喱的人是谁", "Who recommended the pizza?"])
+                                   "推荐我吃泰式咖喱的人是谁", "Who recommended the pizza?", "你吃了啥", "我昨天做了啥"])
 def test_other_questions_are_not_requests_for_advice(query: str) -> None:
     assert not asks_for_advice(query)
 

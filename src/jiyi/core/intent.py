@@ -19,7 +19,9 @@ _ADVICE_ZH = re.compile(
     # "where to go" asks for advice when it is a plan (该/想/可以去哪, 去哪玩/吃/比较好), not a fact (我昨天去哪了,
     # 人死了会去哪)
     r"(?:该|应该|要|可以|能|想)去哪|去哪[里儿]?(?:玩|吃|逛|旅[游行]|度假|约会|过|比较好|好)|"
-    r"做什么菜|做点什么|点什么|有什么好|怎么办|怎么选|选哪|哪个好|适合|帮我[选挑想找订安排]|出出主意|给点意见|安排一下"
+    # 啥 and 咋 are how 什么 and 怎么 are said in chat (有啥办法, 寄啥好, 咋办): every form takes either.
+    r"做(?:什么|啥)菜|做点(?:什么|啥)|点(?:什么|啥)|有(?:什么|啥)好|(?:什么|啥)好呢|(?:有|用)?(?:什么|啥)办法|"
+    r"(?:怎么|咋)办|(?:怎么|咋)选|选哪|哪个好|适合|帮我[选挑想找订安排]|出出主意|给点意见|安排一下"
 )
 _ADVICE_EN = re.compile(
     r"\b(recommend\w*|suggest\w*|advice|advise|ideas? for|any tips|tips for|what should (i|we)|where should (i|we)|"
