@@ -11,6 +11,7 @@ A Chinese query word is matched against `terms` or, as a phrase, against `chars`
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -63,12 +64,18 @@ def _is_stopword(token: str) -> bool:
 
 
 _ASCII_WORD = re.compile(r"[a-z]+")
-_STEMMER = snowballstemmer.stemmer("english")
+# A snowball stemmer keeps the word it works on in itself: one per thread (searches and writes stem on several).
+_STEMMERS = threading.local()
 
 
 @lru_cache(maxsize=65536)
 def stem(token: str) -> str:
-    return str(_STEMMER.stemWord(token)) if _ASCII_WORD.fullmatch(token) else token
+    if not _ASCII_WORD.fullmatch(token):
+        return token
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(token))
 
 
 def _clean(tokens: list[str]) -> list[str]:
