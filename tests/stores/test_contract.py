@@ -350,6 +350,20 @@ def test_a_named_lock_has_one_holder_until_it_lets_go_or_its_lease_runs_out(stor
     assert store.try_lock("decide:user_id=alice", "c", later)  # a dead holder's lease does not hold anyone up
 
 
+def test_only_a_locks_holder_renews_its_lease(store: MemoryStore) -> None:
+    soon = datetime.now(UTC) + timedelta(seconds=10)
+    assert store.try_lock("decide:user_id=alice", "a", datetime.now(UTC) - timedelta(seconds=1))  # runs out at once
+    assert store.renew_lock("decide:user_id=alice", "a", soon)  # the heartbeat came in time: held again
+    assert not store.try_lock("decide:user_id=alice", "b", soon)
+    assert not store.renew_lock("decide:user_id=alice", "b", soon)  # not b's: nothing changes
+    store.unlock("decide:user_id=alice", "a")
+    assert not store.renew_lock("decide:user_id=alice", "a", soon)  # let go: a late beat does not take it back
+    assert store.try_lock("decide:user_id=alice", "b", datetime.now(UTC) - timedelta(seconds=1))
+    assert store.try_lock("decide:user_id=alice", "c", soon)  # b's lease ran out and c took it over...
+    assert not store.renew_lock("decide:user_id=alice", "b", soon)  # ...so b's beat is too late
+    assert not store.try_lock("decide:user_id=alice", "b", soon)
+
+
 def test_an_idempotency_key_is_claimed_once_then_answers_what_the_first_request_stored(store: MemoryStore) -> None:
     now = datetime.now(UTC)
     day = timedelta(days=1)

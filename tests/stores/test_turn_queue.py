@@ -149,6 +149,34 @@ def test_claiming_the_abandoned_only_leaves_queued_and_retried_turns(store: Memo
     assert statuses == {retry.id: TurnStatus.RETRY, held.id: TurnStatus.QUEUED}
 
 
+# --- renew_turns ----------------------------------------------------------------------------------------------
+
+def test_a_renewed_lease_keeps_a_turn_from_other_claimers_until_it_runs_out(store: MemoryStore) -> None:
+    turn = queue(store)
+    [claimed] = store.claim_turns(T0, T0 + timedelta(seconds=15), 10)
+    assert store.renew_turns([claimed.id], T0 + timedelta(seconds=25)) == [turn.id]  # the worker's heartbeat
+    assert store.claim_turns(T0 + timedelta(seconds=20), T0 + timedelta(seconds=35), 10) == []  # past the first lease
+    stored = store.get_turn(turn.id)
+    assert stored is not None and stored.lease_until == T0 + timedelta(seconds=25)
+    [again] = store.claim_turns(T0 + timedelta(seconds=26), T0 + timedelta(seconds=41), 10)  # no more beats: died
+    assert again.id == turn.id
+
+
+def test_renewing_leaves_turns_that_are_not_processing_alone(store: MemoryStore) -> None:
+    done, processing = queue(store), queue(store)
+    assert [t.id for t in store.claim_turns(T0, T0 + timedelta(seconds=15), 2)] == [done.id, processing.id]
+    done.status, done.lease_until = TurnStatus.DONE, None  # finished before the beat's renewal landed
+    store.save_turn(done)
+    queued, retry = queue(store), queue(store, status=TurnStatus.RETRY)
+    ids = [done.id, processing.id, queued.id, retry.id, "no-such-turn"]
+    assert store.renew_turns(ids, T0 + timedelta(minutes=1)) == [processing.id]
+    assert store.get_turn(done.id) == done
+    assert store.get_turn(queued.id) == queued and store.get_turn(retry.id) == retry
+    renewed = store.get_turn(processing.id)
+    assert renewed is not None and renewed.lease_until == T0 + timedelta(minutes=1)
+    assert store.renew_turns([], T0 + timedelta(minutes=1)) == []
+
+
 def test_concurrent_claimers_never_get_the_same_turn(store: MemoryStore) -> None:
     ids = {queue(store, ALICE if i % 2 else BOB, f"turn {i}").id for i in range(60)}
     now, lease = T0 + timedelta(minutes=1), T0 + timedelta(minutes=30)

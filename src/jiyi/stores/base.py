@@ -67,6 +67,11 @@ class MemoryStore(Protocol):
         """Let go of a lock `holder` took; nothing if it does not hold it (its lease ran out and another took it)."""
         ...
 
+    def renew_lock(self, name: str, holder: str, until: datetime) -> bool:
+        """Move the lease of a lock `holder` holds to `until` (its heartbeat); False, and nothing changed, when it does
+        not hold it (let go, or taken over after its lease ran out)."""
+        ...
+
     def claim_request(self, key: str, now: datetime, keep: timedelta) -> tuple[bool, str | None]:
         """Claim an idempotency key: (True, None) when no request holds it (now this one does), else (False, the
         first request's stored answer, or None while it still runs). Keys older than `keep` are forgotten first."""
@@ -200,6 +205,11 @@ class MemoryStore(Protocol):
         """Atomically take up to `limit` due turns (queued, retry due, or processing with an expired lease), oldest
         first, marking them processing until `lease_until`; a turn is never given to two claimers at once.
         `abandoned_only`: only the processing ones whose lease ran out (the process that held them died)."""
+        ...
+
+    def renew_turns(self, turn_ids: Sequence[str], lease_until: datetime) -> list[str]:
+        """Move the lease of these turns to `lease_until` (the heartbeat of the worker processing them); the ids
+        renewed. A turn no longer processing (finished, or handed back to the queue) is left as it is."""
         ...
 
     def turn_counts(self) -> dict[str, int]:

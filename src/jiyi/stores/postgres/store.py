@@ -883,6 +883,13 @@ class PostgresStore:
             turn.status = TurnStatus.PROCESSING
         return turns
 
+    def renew_turns(self, turn_ids: Sequence[str], lease_until: datetime) -> list[str]:
+        if not turn_ids:
+            return []
+        rows = self._fetch("UPDATE turns SET lease_until = %s WHERE id = ANY(%s) AND status = 'processing' "
+                           "RETURNING id", (utc(lease_until), list(turn_ids)))
+        return [row["id"] for row in rows]
+
     def turn_counts(self) -> dict[str, int]:
         rows = self._fetch("SELECT status, count(*) AS n FROM turns GROUP BY status")
         return {row["status"]: int(row["n"]) for row in rows}
@@ -899,6 +906,10 @@ class PostgresStore:
     def unlock(self, name: str, holder: str) -> None:
         with self._connection() as conn:
             conn.execute("DELETE FROM locks WHERE name = %s AND holder = %s", (name, holder))
+
+    def renew_lock(self, name: str, holder: str, until: datetime) -> bool:
+        return bool(self._fetch("UPDATE locks SET expires_at = %s WHERE name = %s AND holder = %s RETURNING name",
+                                (utc(until), name, holder)))
 
     def claim_request(self, key: str, now: datetime, keep: timedelta) -> tuple[bool, str | None]:
         with self._write() as db:

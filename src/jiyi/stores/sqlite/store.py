@@ -827,6 +827,18 @@ class SqliteStore:
                            [(lease, turn.id) for turn in turns])
         return turns
 
+    def renew_turns(self, turn_ids: Sequence[str], lease_until: datetime) -> list[str]:
+        lease = format_datetime(lease_until)
+        renewed: list[str] = []
+        with self._write() as db:
+            for start in range(0, len(turn_ids), 500):
+                chunk = list(turn_ids[start:start + 500])
+                marks = ", ".join("?" for _ in chunk)
+                renewed += [row[0] for row in db.execute(
+                    f"UPDATE turns SET lease_until = ? WHERE id IN ({marks}) AND status = 'processing' RETURNING id",
+                    (lease, *chunk))]
+        return renewed
+
     def turn_counts(self) -> dict[str, int]:
         with self._lock:
             rows = self._db.execute("SELECT status, COUNT(*) FROM turns GROUP BY status").fetchall()
@@ -843,6 +855,11 @@ class SqliteStore:
     def unlock(self, name: str, holder: str) -> None:
         with self._write() as db:
             db.execute("DELETE FROM locks WHERE name = ? AND holder = ?", (name, holder))
+
+    def renew_lock(self, name: str, holder: str, until: datetime) -> bool:
+        with self._write() as db:
+            return db.execute("UPDATE locks SET expires_at = ? WHERE name = ? AND holder = ?",
+                              (format_datetime(until), name, holder)).rowcount == 1
 
     def claim_request(self, key: str, now: datetime, keep: timedelta) -> tuple[bool, str | None]:
         with self._write() as db:
