@@ -295,7 +295,8 @@ class AsyncMemory:
         turn.lease_until = self.clock() + timedelta(seconds=self.write_path.settings.lease_seconds)
         await self._run(self.store.add_turn, turn, stored)
         try:
-            turn = await self._process_in_lane(turn, stored, defer_evidence=True)
+            async with self.write_path.leased([turn]):
+                turn = await self._process_in_lane(turn, stored, defer_evidence=True)
         except asyncio.CancelledError:
             self._release_unfinished([turn], {turn.id: 0})
             raise
@@ -310,7 +311,8 @@ class AsyncMemory:
         async def keep() -> TurnRecord:
             with embedding_lane(lane):
                 try:
-                    return await self.write_path.keep_evidence(turn, stored)
+                    async with self.write_path.leased([turn]):
+                        return await self.write_path.keep_evidence(turn, stored)
                 except asyncio.CancelledError:
                     # Only the end of the event loop cancels this (asyncio.run returning while an add's evidence
                     # is being kept, as when an AsyncMemory is never closed): the loop waits for cancelled tasks to
@@ -320,8 +322,9 @@ class AsyncMemory:
                     if task is None or task.uncancel() > 0:
                         raise
                     try:
-                        return await asyncio.wait_for(self.write_path.keep_evidence(turn, stored),
-                                                      EXIT_SETTLE_SECONDS)
+                        async with self.write_path.leased([turn]):
+                            return await asyncio.wait_for(self.write_path.keep_evidence(turn, stored),
+                                                          EXIT_SETTLE_SECONDS)
                     except TimeoutError:  # still leased: a worker takes the turn up when the lease runs out
                         log.warning("turn %s: its evidence was not kept before the event loop ended", turn.id)
                         return turn
@@ -372,8 +375,9 @@ class AsyncMemory:
         try:
             while turns := await self._run(self.store.claim_turns, self.clock(), self.clock() + timedelta(
                     seconds=self.write_path.settings.lease_seconds), RESUME_BATCH, abandoned_only=True):
-                for turn in turns:  # cut off in turn (the loop ends): leased still, taken up again later
-                    await self._process_in_lane(turn)
+                async with self.write_path.leased(turns):
+                    for turn in turns:  # cut off in turn (the loop ends): taken up again once its lease runs out
+                        await self._process_in_lane(turn)
                 resumed += len(turns)
         except Exception:  # the store or the model is failing: the turns stay leased, a later process retries
             log.exception("could not take up the turns a process left unfinished")
@@ -427,6 +431,8 @@ class AsyncMemory:
         now = self.clock()
         lease = now + timedelta(seconds=self.write_path.settings.lease_seconds)
         turns = await self._run(self.store.claim_turns, now, lease, limit)
+        if not turns:
+            return 0
         by_owner: dict[Scope, list[TurnRecord]] = {}
         for turn in turns:
             by_owner.setdefault(turn.scope, []).append(turn)
@@ -437,7 +443,8 @@ class AsyncMemory:
 
         attempts = {turn.id: turn.attempts for turn in turns}
         try:
-            await asyncio.gather(*(run_in_order(group) for group in by_owner.values()))
+            async with self.write_path.leased(turns):
+                await asyncio.gather(*(run_in_order(group) for group in by_owner.values()))
         except asyncio.CancelledError:
             self._release_unfinished(turns, attempts)
             raise

@@ -25,7 +25,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -46,6 +46,7 @@ from jiyi.core.temporal import resolve_event_time
 from jiyi.embedders.base import Embedder
 from jiyi.errors import BackendUnavailable
 from jiyi.filters import parse_filters
+from jiyi.leases import renewed
 from jiyi.lifecycle import spill_working_memory
 from jiyi.llms.base import LLM, LLMError
 from jiyi.records import (
@@ -111,12 +112,14 @@ class WriteSettings:
     max_facts_per_turn: int = 32
     max_attempts: int = 6  # LLM attempts per turn before it is marked failed
     retry_delay: float = 30.0  # seconds before the first retry; doubled each time, at most an hour
-    lease_seconds: float = 300.0  # a claimed turn whose worker died is taken again after this
+    # A claimed turn is leased this long, and its worker renews the lease while it works on the turn (leases.py):
+    # a turn whose worker died is taken again this long after the worker's last renewal, a slow one never.
+    lease_seconds: float = 15.0
     episode_every: int = 30  # messages per episode summary
     keep_messages: bool = True  # keep every message of an infer=True turn as searchable evidence
-    # The scope's decision lock across processes (see WritePath._deciding): a holder that died lets go after the lease
-    # (a decision takes milliseconds offline, an embedding or two at most); a turn waits at most decision_lock_wait.
-    decision_lock_lease: float = 30.0
+    # The scope's decision lock across processes (see WritePath._deciding), leased and renewed as a turn is: a holder
+    # that died lets go after the lease; a turn waits at most decision_lock_wait.
+    decision_lock_lease: float = 10.0
     decision_lock_wait: float = 60.0
     decision_attempts: int = 3  # an LLM decision made again when the memories it saw changed meanwhile
     boost: float = 0.3  # importance a memory gains when it shaped a reply
@@ -211,7 +214,9 @@ class WritePath:
             async with lock:
                 await self._take_store_lock(key)
                 try:
-                    yield
+                    async with renewed(functools.partial(self._renew_store_lock, key),
+                                       self.settings.decision_lock_lease, key):
+                        yield
                 finally:
                     await self._io(self.store.unlock, key, self._holder)
         finally:
@@ -220,6 +225,26 @@ class WritePath:
                 del self._deciding_here[key]
             else:
                 self._deciding_here[key] = (lock, users - 1)
+
+    async def _renew_store_lock(self, key: str) -> None:
+        until = utcnow() + timedelta(seconds=self.settings.decision_lock_lease)
+        if not await asyncio.to_thread(self.store.renew_lock, key, self._holder, until):
+            log.warning("the decision lock %s ran out while held: another process may decide for the scope too", key)
+
+    def leased(self, turns: Sequence[TurnRecord]) -> AbstractAsyncContextManager[None]:
+        """Keep the claimed `turns` leased while the block works on them, each until it is finished or handed back:
+        another worker takes none of them while this one lives, however long they take, and takes them within
+        lease_seconds if it dies."""
+        ids = [turn.id for turn in turns]
+
+        async def renew() -> None:
+            # All of them: the store leaves the finished ones alone (a turn's status here may say DONE while its
+            # messages are still being kept as evidence, the stored one still PROCESSING). Not on the write pool: its
+            # threads may all be busy with these very turns' slow embeddings.
+            until = self.clock() + timedelta(seconds=self.settings.lease_seconds)
+            await asyncio.to_thread(self.store.renew_turns, ids, until)
+
+        return renewed(renew, self.settings.lease_seconds, f"{len(turns)} turns")
 
     async def _take_store_lock(self, key: str) -> None:
         wait = LOCK_POLL_FIRST

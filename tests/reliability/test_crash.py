@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,11 +27,13 @@ LEASE = 3.0  # seconds: a turn the killed server had claimed is taken again this
 class Acknowledged:
     memories: dict[str, str] = field(default_factory=dict)  # id -> text, from 200 answers
     events: list[str] = field(default_factory=list)  # event ids from 202 (async) and 200 (sync infer=true) answers
+    said: dict[str, tuple[str, str]] = field(default_factory=dict)  # event id -> (user, the message's text)
     server_errors: list[str] = field(default_factory=list)
 
 
-async def write_until_killed(server: ServerProcess, acknowledged: Acknowledged, seed: int, kill_after: float) -> None:
-    """CLIENTS clients add as fast as they can (infer=false, infer=true, async); SIGKILL after `kill_after` s."""
+async def write_until_killed(server: ServerProcess, acknowledged: Acknowledged, seed: int, kill_after: float) -> float:
+    """CLIENTS clients add as fast as they can (infer=false, infer=true, async); SIGKILL after `kill_after` s.
+    Returns when it was killed (time.monotonic()). Each message names a code of its own: a search finds that one."""
 
     async def client(n: int, http: httpx.AsyncClient) -> None:
         rng = random.Random(seed * 1000 + n)
@@ -39,7 +42,8 @@ async def write_until_killed(server: ServerProcess, acknowledged: Acknowledged, 
             i += 1
             user = f"user{n % 8}"
             kind = rng.choice(("raw", "raw", "infer", "async"))
-            text = f"round {seed} client {n} note {i}: I like {rng.choice(['tea', 'chess', 'hiking', '猫', '咖啡'])}"
+            liked = rng.choice(["tea", "chess", "hiking", "猫", "咖啡"])
+            text = f"round {seed} client {n} note {i} zq{rng.getrandbits(32):08x}: I like {liked}"
             body = {"messages": [{"role": "user", "content": text}], "user_id": user,
                     "infer": kind != "raw", "async_mode": kind == "async"}
             try:
@@ -50,17 +54,21 @@ async def write_until_killed(server: ServerProcess, acknowledged: Acknowledged, 
                 acknowledged.server_errors.append(f"{response.status_code} {response.text[:200]}")
             elif response.status_code == 202:
                 acknowledged.events.append(response.json()["event_id"])
+                acknowledged.said[response.json()["event_id"]] = user, text
             elif response.status_code == 200:
                 answer = response.json()
                 acknowledged.memories.update({r["id"]: r["memory"] for r in answer["results"] if r["event"] == "ADD"})
                 if kind == "infer":
                     acknowledged.events.append(answer["event_id"])
+                    acknowledged.said[answer["event_id"]] = user, text
 
     async with server.async_client(timeout=30) as http:
         tasks = [asyncio.create_task(client(n, http)) for n in range(CLIENTS)]
         await asyncio.sleep(kill_after)
         server.kill()
+        killed = time.monotonic()
         await asyncio.wait_for(asyncio.gather(*tasks), 30)
+    return killed
 
 
 def test_kill_9_during_writes_loses_no_acknowledged_add(serve: StartServer, tmp_path: Path) -> None:
