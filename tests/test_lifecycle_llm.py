@@ -4,16 +4,19 @@ reviews that search first, merges, L2/L3 abstraction, and the offline rules stan
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from jiyi import AsyncMemory, Memory, build_embedder, build_store
+from jiyi import AsyncMemory, Memory, build_embedder, build_store, lifecycle
 from jiyi.core import llm_lifecycle
 from jiyi.llms.openai import OpenAICompatibleLLM
-from jiyi.records import Category, Event, HistoryEvent
+from jiyi.records import Category, Event, HistoryEvent, utcnow
 from jiyi.testing.fake_openai import FakeOpenAI, Reply
 from tests.test_lifecycle import SimClock, events, only_id, set_fields
 
@@ -155,3 +158,24 @@ def test_the_model_abstracts_patterns_to_l2_once(memory: Memory, fake: FakeOpenA
     clock.advance(days=1)
     memory.maintain(user_id="u")
     assert len(fake.chat_requests) == calls  # nothing new to abstract: the model is not asked again
+
+
+def test_a_pass_slower_than_its_lease_keeps_its_user_from_other_passes(memory: Memory, fake: FakeOpenAI,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lifecycle, "MAINTAIN_LEASE", 0.6)  # seconds; the pass renews it while it runs
+    mango = raw(memory, "用户最喜欢的水果是芒果", tags=["preference"], importance=2.6)
+    fake.script(Reply('{"action": "PROMOTE", "reason": "a lasting preference"}', delay=2.0))  # a slow review
+    results: list[dict[str, Any]] = []
+    passing = threading.Thread(target=lambda: results.append(memory.maintain(user_id="u")), daemon=True)
+    passing.start()
+    deadline = time.monotonic() + 10
+    while not fake.chat_requests and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(1.2)  # two of its leases
+    later = utcnow() + timedelta(minutes=1)
+    taken_meanwhile = memory.store.try_lock("maintain:user_id=u", "another process", later)
+    passing.join(10)
+    assert not taken_meanwhile  # the pass still held its user
+    assert results and results[0]["promoted"] == 1 and results[0]["llm_failures"] == 0
+    assert memory.store.get(mango).category is Category.CORE  # type: ignore[union-attr]
+    assert memory.store.try_lock("maintain:user_id=u", "another process", later)  # let go when it ended

@@ -7,7 +7,9 @@ into one. Every change is a history row with its reason. Passes are idempotent: 
 changes nothing the second time. The offline reviewer decides by rule; see review_offline.
 
 `AsyncMemory.maintain` runs one on demand (`jiyi maintain`, POST /maintain); jobs/maintenance.py's scheduler runs one
-over every user on an interval inside the server.
+over every user on an interval inside the server. A pass is async, as the write path is: the model is asked on the
+caller's event loop, and each step of blocking work (the store, the embedder, the numbers) goes to a worker thread in
+one hop and comes back; nothing on a thread waits for the loop.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -44,6 +46,7 @@ from jiyi.core.llm_lifecycle import MAX_SEARCHES
 from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.embedders.base import Embedder
 from jiyi.errors import Conflict
+from jiyi.leases import renewed
 from jiyi.llms.base import LLM
 from jiyi.records import (
     Category,
@@ -64,7 +67,9 @@ log = logging.getLogger("jiyi.maintenance")
 T = TypeVar("T")
 ABSTRACTED_TAG = "abstraction-reviewed"  # an L1 pattern the LLM has looked at for L2 / L3
 MAX_ABSTRACTION_BASIS = 60  # the patterns and lasting facts shown to the model at most
-MAINTAIN_LEASE = 600  # seconds a pass holds a user; a process that dies mid-pass frees the user after this
+# Seconds a pass holds a user, renewed while it runs (leases.py): a process that dies mid-pass frees it after this.
+MAINTAIN_LEASE = 60.0
+REVIEWS = (Action.REVIEW_FORGET, Action.REVIEW_PROMOTE)
 EPISODES_KEPT = 20  # beyond this many episode summaries, the older ones are folded into one
 
 
@@ -102,74 +107,128 @@ class PassStats:
         return data
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the policy says to do to one memory, and (for a review) what the model answered."""
+
+    record: MemoryRecord
+    action: Action
+    reason: str
+    verdict: tuple[str, str] | None = None  # a review's (PROMOTE / KEEP / DELETE, why); None: the offline rules decide
+
+
 @dataclass(slots=True)
 class MaintenancePass:
     store: MemoryStore
     embedder: Embedder
     clock: Clock
     policy: LifecyclePolicy = field(default_factory=LifecyclePolicy)
-    # With an LLM (and the event loop it runs on: a pass runs in a worker thread), reviews, merges and L2/L3
-    # abstraction ask the model; each falls back to the offline rules when the model fails.
+    # With an LLM, reviews, merges and L2/L3 abstraction ask the model; each falls back to the offline rules when the
+    # model fails.
     llm: LLM | None = None
-    loop: asyncio.AbstractEventLoop | None = None
     llm_timeout: float = 20.0
     holder: str = field(default_factory=lambda: uuid.uuid4().hex)  # this pass, as the holder of per-user locks
 
-    def run(self, user_id: str) -> PassStats:
+    async def run(self, user_id: str) -> PassStats:
         """One user's pass, unless another process (another API worker's scheduler) is running one for this user
         right now: then nothing is done here (`skipped`), and the user is not processed twice at once."""
         lock = f"maintain:user_id={user_id}"
-        if not self.store.try_lock(lock, self.holder, utcnow() + timedelta(seconds=MAINTAIN_LEASE)):
+        if not await _io(self.store.try_lock, lock, self.holder, utcnow() + timedelta(seconds=MAINTAIN_LEASE)):
             return PassStats(skipped=1)
-        try:
-            return self._run(user_id)
-        finally:
-            self.store.unlock(lock, self.holder)
 
-    def _run(self, user_id: str) -> PassStats:
+        async def renew() -> None:
+            if not await _io(self.store.renew_lock, lock, self.holder, utcnow() + timedelta(seconds=MAINTAIN_LEASE)):
+                log.warning("maintenance: the hold on %s ran out during the pass", user_id)
+
+        try:
+            async with renewed(renew, MAINTAIN_LEASE, lock):
+                return await self._run(user_id)
+        finally:  # also when cancelled: the user is not left held until the lease runs out
+            await asyncio.shield(_io(self.store.unlock, lock, self.holder))
+
+    async def _run(self, user_id: str) -> PassStats:
         started = time.perf_counter()
         now = self.clock()
         scope = Scope(user_id)
-        stats = PassStats(purged=self.store.purge(now - timedelta(days=self.policy.purge_after_days), scope))
-        records = [r for r in self.store.iter_records(scope) if r.scope.user_id == user_id]
+        stats = PassStats()
+        plans = await _io(self._plan, scope, now, stats)
+        survivors = await self._apply_plans(plans, now, stats)
+        superseded, groups = await _io(self._supersede_and_group, survivors, now, stats)
+        survivors = [r for r in survivors if r.id not in superseded]
+        written = [await self._merge_by_model([keeper, *others], stats) for keeper, others in groups]
+        habits, kept = await _io(self._merge_and_abstract, survivors, groups, written, now, stats)
+        found = await self._abstract_higher(habits, [r for r in kept if _lasting(r)], stats)
+        stats.live_after = await _io(self._write_abstractions, found, habits, scope, now, stats)
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    # --- the steps on a worker thread ---------------------------------------------------------------------------
+
+    def _plan(self, scope: Scope, now: datetime, stats: PassStats) -> list[_Plan]:
+        """Purge, read the user's memories, fold old episode summaries, and plan what to do to each of the rest."""
+        stats.purged = self.store.purge(now - timedelta(days=self.policy.purge_after_days), scope)
+        records = [r for r in self.store.iter_records(scope) if r.scope.user_id == scope.user_id]
         stats.live_before = len(records)
         # Episodes are summarized before the old ones are forgotten: what was talked about survives in one line.
         folded = self._fold_episodes([r for r in records if r.category is Category.EPISODE], now, stats)
-        survivors = []
         sessions = session_activity(records)
+        plans = []
         for record in records:
             if record.id in folded:
                 continue
             stats.processed += 1
             if self.policy.effective_importance(record, now) < record.importance:
                 stats.decayed += 1
-            current = self._apply(record, now, stats, sessions.get(_session_key(record.scope)))
-            if current is not None:
-                survivors.append(current)  # as stored now: later steps must not write back what was read before
+            plans.append(_Plan(record, *self.policy.plan(record, now, sessions.get(_session_key(record.scope)))))
+        return plans
+
+    def _apply_each(self, plans: list[_Plan], now: datetime, stats: PassStats) -> list[MemoryRecord | None]:
+        return [self._apply(plan, now, stats) for plan in plans]
+
+    def _supersede_and_group(self, survivors: list[MemoryRecord], now: datetime,
+                             stats: PassStats) -> tuple[set[str], list[tuple[MemoryRecord, list[MemoryRecord]]]]:
+        """Resolve conflicts; the groups of near-duplicates among the rest that consolidation would fold."""
         superseded = self._resolve_conflicts(survivors, now, stats)
-        survivors = [r for r in survivors if r.id not in superseded]
-        merged = self._consolidate([r for r in survivors if _consolidable(r)], now, stats)
+        return superseded, self._similar_groups([r for r in survivors if r.id not in superseded and _consolidable(r)])
+
+    def _merge_and_abstract(self, survivors: list[MemoryRecord], groups: list[tuple[MemoryRecord, list[MemoryRecord]]],
+                            written: list[str | None], now: datetime,
+                            stats: PassStats) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
+        merged = self._consolidate(groups, written, now, stats)
         kept = [r for r in survivors if r.id not in merged]
-        habits = self._abstract(kept, now, stats)
-        if self.llm is not None:
-            self._abstract_higher(habits, [r for r in kept if _lasting(r)], scope, now, stats)
-        stats.live_after = sum(self.store.count(scope).values())
-        stats.seconds = time.perf_counter() - started
-        return stats
+        return self._abstract(kept, now, stats), kept
 
     # --- one memory ---------------------------------------------------------------------------------------------
 
-    def _apply(self, record: MemoryRecord, now: datetime, stats: PassStats,
-               session_active: datetime | None = None) -> MemoryRecord | None:
+    async def _apply_plans(self, plans: list[_Plan], now: datetime, stats: PassStats) -> list[MemoryRecord]:
+        """Carry out the plans in order; the memories as they are afterwards (those still there). Offline, in one
+        hop. With a model, each review is asked on the loop, after the changes planned before it are written: the
+        reviewer's searches see the pass's earlier changes."""
+        after: list[MemoryRecord | None] = []
+        pending: list[_Plan] = []
+        for plan in plans:
+            if self.llm is not None and plan.action in REVIEWS:
+                if pending:
+                    after += await _io(self._apply_each, pending, now, stats)
+                    pending = []
+                promotion = plan.action is Action.REVIEW_PROMOTE
+                plan = replace(plan, verdict=await self._review_by_model(plan.record, stats, promotion=promotion))
+            pending.append(plan)
+        if pending:
+            after += await _io(self._apply_each, pending, now, stats)
+        # As stored now: later steps must not write back what was read before.
+        return [record for record in after if record is not None]
+
+    def _apply(self, plan: _Plan, now: datetime, stats: PassStats) -> MemoryRecord | None:
         """Apply the policy's action; the memory as it is afterwards, or None if it is gone (or changed meanwhile by
         someone else: it is left for the next pass)."""
-        action, reason = self.policy.plan(record, now, session_active)
+        record, action, reason = plan.record, plan.action, plan.reason
         if action is Action.FORGET:
             self._forget(record, now, reason, stats)
             return None
         if action is Action.REVIEW_FORGET:
             stats.reviewed += 1
-            verdict, why = self._review(record, stats, promotion=False)
+            verdict, why = plan.verdict or _review_offline(record, promotion=False)
             keep = verdict == "KEEP"
             if not keep:
                 self._forget(record, now, f"{reason}; reviewed: {why}", stats)
@@ -182,7 +241,7 @@ class MaintenancePass:
             return self._change(kept, Event.KEEP, now, f"{reason}; reviewed: {why}")
         elif action is Action.REVIEW_PROMOTE:
             stats.reviewed += 1
-            verdict, why = self._review(record, stats, promotion=True)
+            verdict, why = plan.verdict or _review_offline(record, promotion=True)
             if verdict == "PROMOTE":
                 stats.promoted += 1
                 return self._change(replace(record, category=Category.CORE, layer=Layer.LONG_TERM), Event.PROMOTE,
@@ -215,36 +274,43 @@ class MaintenancePass:
 
     # --- the model's judgement, when there is one ---------------------------------------------------------------
 
-    def _ask(self, call: Coroutine[Any, Any, T], stats: PassStats) -> T | None:
-        """Run one LLM call on the model's event loop; None (and logged) when it fails or there is no model."""
-        if self.llm is None or self.loop is None:
+    async def _ask(self, call: Coroutine[Any, Any, T], stats: PassStats) -> T | None:
+        """Await one LLM call; None (and logged) when it fails or there is no model."""
+        if self.llm is None:
             call.close()
             return None
         stats.llm_calls += 1
         try:
-            return asyncio.run_coroutine_threadsafe(call, self.loop).result(self.llm_timeout * (MAX_SEARCHES + 2))
-        except Exception as exc:  # LLMError, a timeout, a closed loop: the offline rules stand in
+            return await asyncio.wait_for(call, self.llm_timeout * (MAX_SEARCHES + 2))
+        except Exception as exc:  # LLMError, a timeout: the offline rules stand in
             stats.llm_failures += 1
             log.warning("lifecycle LLM call failed, using the offline rules: %s", exc)
             return None
 
-    def _review(self, record: MemoryRecord, stats: PassStats, *, promotion: bool) -> tuple[str, str]:
-        """PROMOTE / KEEP / DELETE (promotion review) or KEEP / DELETE (forgetting review), and why."""
-        if self.llm is not None:
-            verdict = self._ask(llm_lifecycle.review(self.llm, record, self._related(record), promotion=promotion,
-                                                     timeout=self.llm_timeout), stats)
-            if verdict is not None:
-                looked = f" (looked up: {'; '.join(verdict.searches)})" if verdict.searches else ""
-                return verdict.action, f"{verdict.reason or verdict.action.lower()}{looked} [LLM]"
-        keep, why = review_offline(record, forgetting=not promotion)
-        if promotion:
-            return ("PROMOTE" if keep else "KEEP"), why
-        return ("KEEP" if keep else "DELETE"), why
+    async def _review_by_model(self, record: MemoryRecord, stats: PassStats, *,
+                               promotion: bool) -> tuple[str, str] | None:
+        """The model's PROMOTE / KEEP / DELETE (promotion review) or KEEP / DELETE (forgetting review), and why; None
+        when it failed (the offline rules decide)."""
+        if self.llm is None:
+            return None
+        verdict = await self._ask(llm_lifecycle.review(self.llm, record, self._related(record), promotion=promotion,
+                                                       timeout=self.llm_timeout), stats)
+        if verdict is None:
+            return None
+        looked = f" (looked up: {'; '.join(verdict.searches)})" if verdict.searches else ""
+        return verdict.action, f"{verdict.reason or verdict.action.lower()}{looked} [LLM]"
+
+    async def _merge_by_model(self, members: list[MemoryRecord], stats: PassStats) -> str | None:
+        """One memory the model writes for a group of near-duplicates; None without a model, or when it failed."""
+        if self.llm is None:
+            return None
+        return await self._ask(llm_lifecycle.merge(self.llm, [r.content for r in members], timeout=self.llm_timeout),
+                               stats)
 
     def _related(self, record: MemoryRecord) -> llm_lifecycle.Search:
         async def search(query: str) -> list[str]:
             request = SearchRequest(query, Scope(record.scope.user_id), top_k=6, rules=False, now=self.clock())
-            found = await asyncio.to_thread(hybrid_search, self.store, self.embedder, request)
+            found = await _io(hybrid_search, self.store, self.embedder, request)
             return [hit.record.content for hit in found.hits if hit.record.id != record.id][:5]
         return search
 
@@ -297,20 +363,24 @@ class MaintenancePass:
             gone.add(resolution.loser.id)
         return gone
 
-    def _consolidate(self, candidates: list[MemoryRecord], now: datetime, stats: PassStats) -> set[str]:
-        """Returns the ids of the memories merged into others."""
+    def _similar_groups(self, candidates: list[MemoryRecord]) -> list[tuple[MemoryRecord, list[MemoryRecord]]]:
+        """The groups consolidation folds: each a keeper and the near-duplicates folded into it."""
         vectors = self.store.get_vectors([r.id for r in candidates])
         candidates = [r for r in candidates if r.id in vectors]
-        gone: set[str] = set()
         if len(candidates) < 3:
-            return gone
+            return []
         matrix = np.stack([vectors[r.id] for r in candidates])
         cjk = [has_cjk(r.content) for r in candidates]
         clusters = similar_clusters(matrix, self.embedder.calibration, cjk)
-        for keeper, others in (group for cluster in clusters for group in foldable([candidates[i] for i in cluster])):
+        return [group for cluster in clusters for group in foldable([candidates[i] for i in cluster])]
+
+    def _consolidate(self, groups: list[tuple[MemoryRecord, list[MemoryRecord]]], written_by_model: list[str | None],
+                     now: datetime, stats: PassStats) -> set[str]:
+        """Fold each group into its keeper, rewritten as the model wrote it (`written_by_model`, one per group, None
+        when there is no model or it failed). Returns the ids of the memories merged into others."""
+        gone: set[str] = set()
+        for (keeper, others), written in zip(groups, written_by_model, strict=True):
             members = [keeper, *others]
-            written = self._ask(llm_lifecycle.merge(self.llm, [r.content for r in members], timeout=self.llm_timeout),
-                                stats) if self.llm is not None else None
             if written and written != keeper.content:
                 vector = self.embedder.embed_documents([written])
                 rewritten = keeper.with_content(written, keeper.updated_at or keeper.created_at)
@@ -385,22 +455,22 @@ class MaintenancePass:
                 stats.merged += 1
         return list(current.values())
 
-    def _abstract_higher(self, habits: list[MemoryRecord], lasting: list[MemoryRecord], scope: Scope,
-                         now: datetime, stats: PassStats) -> None:
+    async def _abstract_higher(self, habits: list[MemoryRecord], lasting: list[MemoryRecord],
+                               stats: PassStats) -> list[llm_lifecycle.Abstraction] | None:
         """L2 / L3 from the LLM, when there is an L1 pattern (`habits`) it has not seen yet. The model sees the habits
-        and the user's lasting facts and higher patterns (`lasting`); what it writes is tagged with its level and its
-        sources' ids."""
-        unseen = [r for r in habits if ABSTRACTED_TAG not in r.tags]
-        if not unseen:
-            return
+        and the user's lasting facts and higher patterns (`lasting`); None when there is nothing new to show it, or
+        it failed (then it is asked again on the next pass)."""
+        if self.llm is None or all(ABSTRACTED_TAG in r.tags for r in habits):
+            return None
         basis = [*lasting, *habits]
-        found = None
-        if self.llm is not None:
-            found = self._ask(llm_lifecycle.abstract(self.llm, basis[-MAX_ABSTRACTION_BASIS:], level_of,
-                                                     timeout=self.llm_timeout), stats)
-        if found is None:
-            return  # tried again on the next pass
-        for item in found:
+        return await self._ask(llm_lifecycle.abstract(self.llm, basis[-MAX_ABSTRACTION_BASIS:], level_of,
+                                                      timeout=self.llm_timeout), stats)
+
+    def _write_abstractions(self, found: list[llm_lifecycle.Abstraction] | None, habits: list[MemoryRecord],
+                            scope: Scope, now: datetime, stats: PassStats) -> int:
+        """Store what the model abstracted, each tagged with its level and its sources' ids, and mark the habits it
+        saw. Returns the user's live memories after the pass."""
+        for item in found or ():
             agents = {r.scope.agent_id for r in item.sources}
             record = MemoryRecord(
                 content=item.text, scope=Scope(scope.user_id, agents.pop() if len(agents) == 1 else None),
@@ -415,12 +485,14 @@ class MaintenancePass:
                               [HistoryEvent(record.id, Event.ADD, None, item.text, created_at=now, role="system",
                                             reason=reason)])
             stats.abstracted += 1
-        for pattern in unseen:  # bookkeeping only: the model has seen it
+        seen = [r for r in habits if ABSTRACTED_TAG not in r.tags] if found is not None else []
+        for pattern in seen:  # bookkeeping only: the model has seen it
             try:
                 self.store.update(replace(pattern, tags=[*pattern.tags, ABSTRACTED_TAG]), None, None,
                                   expected_version=pattern.version)
             except Conflict:  # changed since this pass read it: the next pass shows it to the model again
                 log.info("maintenance: %s changed during the pass; left unmarked", pattern.id)
+        return sum(self.store.count(scope).values())
 
     def _pair_similarity(self, text: str, hits: list[ScoredId]) -> float:
         """How alike `text` and the first hit's memory are, on the embedder's range for two stored texts."""
@@ -468,6 +540,19 @@ class MaintenancePass:
             metadata={**pattern.metadata, "abstraction": info})
         self._change(reinforced, Event.MERGE, now, f"{len(occurrences)} more memories of the pattern")
         return reinforced
+
+
+async def _io(fn: Callable[..., T], *args: Any) -> T:
+    """Blocking work on a worker thread, in the caller's context (the embedding lane travels with it)."""
+    return await asyncio.to_thread(fn, *args)
+
+
+def _review_offline(record: MemoryRecord, *, promotion: bool) -> tuple[str, str]:
+    """review_offline's answer as a verdict: PROMOTE / KEEP (promotion review) or KEEP / DELETE, and why."""
+    keep, why = review_offline(record, forgetting=not promotion)
+    if promotion:
+        return ("PROMOTE" if keep else "KEEP"), why
+    return ("KEEP" if keep else "DELETE"), why
 
 
 def _session_key(scope: Scope) -> tuple[str | None, str | None, str | None]:

@@ -820,22 +820,17 @@ class AsyncMemory:
         if user_id is not None and (not isinstance(user_id, str) or not user_id):
             raise InvalidInput("user_id must be a non-empty string")
         await self.read_path.settle()  # retention counts every review
-        maintenance = MaintenancePass(self.store, self.embedding, self.clock, self.lifecycle, llm=self.llm,
-                                      loop=asyncio.get_running_loop())
-
-        def work() -> dict[str, Any]:
-            users = [user_id] if user_id is not None else self.store.user_ids()
-            total = PassStats()
-            for user in users:
-                with embedding_lane(f"user:{user}"):
-                    stats = maintenance.run(user)
-                total.add(stats)
-                self._log_pass(Scope(user), stats.as_dict())
-            result = {**total.as_dict(), "users": len(users)}
-            self._log_pass(None, {**result, **({"user_id": user_id} if user_id is not None else {})})
-            return result
-
-        return await self._run(work)
+        maintenance = MaintenancePass(self.store, self.embedding, self.clock, self.lifecycle, llm=self.llm)
+        users = [user_id] if user_id is not None else await self._run(self.store.user_ids)
+        total = PassStats()
+        for user in users:
+            with embedding_lane(f"user:{user}"):
+                stats = await maintenance.run(user)
+            total.add(stats)
+            await self._run(self._log_pass, Scope(user), stats.as_dict())
+        result = {**total.as_dict(), "users": len(users)}
+        await self._run(self._log_pass, None, {**result, **({"user_id": user_id} if user_id is not None else {})})
+        return result
 
     async def close(self) -> None:
         await self.settle()
