@@ -33,7 +33,7 @@ import numpy as np
 import uvicorn
 
 from jiyi import AsyncMemory, build_embedder, build_store
-from jiyi.records import Category, Event, HistoryEvent, Layer, MemoryRecord, MemoryType, Scope
+from jiyi.records import Category, Event, Layer, MemoryRecord, MemoryType, Scope, history_row
 from jiyi.server import create_app
 
 HERE = Path(__file__).parent
@@ -56,7 +56,7 @@ def fill(memory: AsyncMemory, size: int) -> None:
     def insert(records: list[MemoryRecord]) -> None:
         vectors = rng.normal(size=(len(records), dims)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        memory.store.insert(records, vectors, [HistoryEvent(r.id, Event.ADD, None, r.content) for r in records])
+        memory.store.insert(records, vectors, [history_row(Event.ADD, r, r.created_at) for r in records])
 
     for chunk in range(0, size, 2000):
         insert([MemoryRecord(

@@ -468,7 +468,8 @@ def rebuild_index(url: str, build: tuple[int, int] | None = None) -> float:
 def insert_sample(url: str, texts: Sequence[str], vectors: np.ndarray) -> dict[str, Any]:
     """store.insert of rows for a user never searched, into the loaded store with its index live; then removed
     again (deleted and purged), so that the store stays what was loaded."""
-    from jiyi import Event, HistoryEvent, Scope
+    from jiyi import Event, Scope
+    from jiyi.records import history_row
     from jiyi.stores.postgres import PostgresStore
 
     store = PostgresStore(url)
@@ -478,7 +479,7 @@ def insert_sample(url: str, texts: Sequence[str], vectors: np.ndarray) -> dict[s
         inserted = stores.insert_rows(store, texts, vectors, [user] * len(texts), "insert sample")
         now = datetime.now(UTC)
         for record in store.list_records(scope):
-            store.soft_delete(record.id, "bench", HistoryEvent(record.id, Event.DELETE, record.content, None), now)
+            store.soft_delete(record.id, "bench", history_row(Event.DELETE, record, now), now)
         store.purge(datetime.now(UTC), scope)
     finally:
         store.close()

@@ -67,8 +67,9 @@ from typing import Any
 import httpx
 import numpy as np
 
-from jiyi import Event, HistoryEvent, Memory, MemoryRecord, Scope, build_embedder, build_store
+from jiyi import Event, Memory, MemoryRecord, Scope, build_embedder, build_store
 from jiyi.embedders.base import Embedder
+from jiyi.records import history_row
 from jiyi.stores.base import MemoryStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ is not a package
@@ -294,7 +295,7 @@ def fill_store(store: MemoryStore, embedder: Embedder, texts: Sequence[str], vec
     for start in range(0, len(rows), INSERT_CHUNK):
         chunk = rows[start:start + INSERT_CHUNK]
         records = [MemoryRecord(content=texts[i], scope=Scope(user_id=user), role="user") for i, user in chunk]
-        history = [HistoryEvent(r.id, Event.ADD, None, r.content) for r in records]
+        history = [history_row(Event.ADD, r, r.created_at) for r in records]
         store.insert(records, vectors[[i for i, _ in chunk]], history)
     seconds = time.perf_counter() - started
     return {"rows": len(rows), "seconds": round(seconds, 2), "rows_per_s": round(len(rows) / seconds, 1)}

@@ -35,8 +35,9 @@ from typing import Any
 import httpx
 import numpy as np
 
-from jiyi import Event, HistoryEvent, Memory, MemoryRecord, Scope, build_embedder, build_store
+from jiyi import Event, Memory, MemoryRecord, Scope, build_embedder, build_store
 from jiyi.embedders.base import Embedder
+from jiyi.records import history_row
 from jiyi.stores.base import MemoryStore
 from jiyi.text import query_terms
 
@@ -363,7 +364,7 @@ def insert_rows(store: MemoryStore, texts: Sequence[str], vectors: np.ndarray, o
         end = min(start + INSERT_CHUNK, len(texts))
         records = [MemoryRecord(content=texts[i], scope=Scope(user_id=owners[i]), role="user")
                    for i in range(start, end)]
-        history = [HistoryEvent(r.id, Event.ADD, None, r.content) for r in records]
+        history = [history_row(Event.ADD, r, r.created_at) for r in records]
         store.insert(records, vectors[start:end], history)
         if time.perf_counter() - last_report > 30:
             last_report = time.perf_counter()

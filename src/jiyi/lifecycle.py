@@ -52,12 +52,13 @@ from jiyi.records import (
     Category,
     Clock,
     Event,
-    HistoryEvent,
     Layer,
     MemoryRecord,
     MemoryType,
     Scope,
     Source,
+    history_row,
+    revise,
     utcnow,
 )
 from jiyi.stores.base import MemoryStore, ScoredId
@@ -263,10 +264,9 @@ class MaintenancePass:
         """Write one of the lifecycle's changes; the record as stored, or None when the memory changed since this
         pass read it (a turn's UPDATE, a PUT): it is left for the next pass rather than overwritten with old text."""
         # Not a new version of the memory: updated_at stays, or the bookkeeping would count as a recall.
-        history = HistoryEvent(record.id, event, record.content, record.content, created_at=record.created_at,
-                               updated_at=now, actor_id=record.actor_id, role=record.role, reason=reason)
         try:
-            self.store.update(record, None, history, expected_version=record.version)
+            self.store.update(record, None, history_row(event, record, now, reason=reason),
+                              expected_version=record.version)
         except Conflict:
             log.info("maintenance: %s changed during the pass; %s left for the next one", record.id, event.value)
             return None
@@ -315,10 +315,9 @@ class MaintenancePass:
         return search
 
     def _forget(self, record: MemoryRecord, now: datetime, reason: str, stats: PassStats) -> None:
-        history = HistoryEvent(record.id, Event.DELETE, record.content, None, created_at=now, updated_at=now,
-                               is_deleted=True, actor_id=record.actor_id, role=record.role, reason=reason)
         try:
-            self.store.soft_delete(record.id, reason, history, now, expected_version=record.version)
+            self.store.soft_delete(record.id, reason, history_row(Event.DELETE, record, now, reason=reason), now,
+                                   expected_version=record.version)
         except Conflict:
             log.info("maintenance: %s changed during the pass; not forgotten now", record.id)
             return
@@ -344,8 +343,7 @@ class MaintenancePass:
         )
         vector = self.embedder.embed_documents([summary])
         reason = f"{len(old)} episode summaries folded into one"
-        self.store.insert([folded], vector, [HistoryEvent(folded.id, Event.ADD, None, summary, created_at=now,
-                                                          role="system", reason=reason)])
+        self.store.insert([folded], vector, [history_row(Event.ADD, folded, now, role="system", reason=reason)])
         for record in old:
             self._forget(record, now, f"summarized into {folded.id}", stats)
             stats.forgotten -= 1  # folded, not forgotten
@@ -383,12 +381,11 @@ class MaintenancePass:
             members = [keeper, *others]
             if written and written != keeper.content:
                 vector = self.embedder.embed_documents([written])
-                rewritten = keeper.with_content(written, keeper.updated_at or keeper.created_at)
+                rewritten, history = revise(keeper, Event.UPDATE, now, content=written,
+                                            updated_at=keeper.updated_at or keeper.created_at,
+                                            reason=f"{len(members)} similar memories merged [LLM]")
                 try:
-                    self.store.update(rewritten, vector[0], HistoryEvent(
-                        keeper.id, Event.UPDATE, keeper.content, written, created_at=keeper.created_at,
-                        updated_at=now, actor_id=keeper.actor_id, role=keeper.role,
-                        reason=f"{len(members)} similar memories merged [LLM]"), expected_version=keeper.version)
+                    self.store.update(rewritten, vector[0], history, expected_version=keeper.version)
                 except Conflict:  # the user changed it while the model wrote: theirs stands, the cluster waits
                     log.info("maintenance: %s changed during the pass; its merge left for the next one", keeper.id)
                     continue
@@ -482,8 +479,7 @@ class MaintenancePass:
             )
             reason = f"L{item.level} abstraction of {len(item.sources)} memories [LLM]"
             self.store.insert([record], self.embedder.embed_documents([item.text]),
-                              [HistoryEvent(record.id, Event.ADD, None, item.text, created_at=now, role="system",
-                                            reason=reason)])
+                              [history_row(Event.ADD, record, now, role="system", reason=reason)])
             stats.abstracted += 1
         seen = [r for r in habits if ABSTRACTED_TAG not in r.tags] if found is not None else []
         for pattern in seen:  # bookkeeping only: the model has seen it
@@ -522,8 +518,7 @@ class MaintenancePass:
             metadata={"abstraction": {"level": 1, "days": occurrence_days(members), "last_seen": last.isoformat()}},
         )
         reason = f"L1 pattern from {len(members)} memories of it on {occurrence_days(members)} days"
-        self.store.insert([pattern], vector, [HistoryEvent(pattern.id, Event.ADD, None, sentence, created_at=now,
-                                                           role="system", reason=reason)])
+        self.store.insert([pattern], vector, [history_row(Event.ADD, pattern, now, role="system", reason=reason)])
         stats.abstracted += 1
         return pattern
 
@@ -582,10 +577,8 @@ def spill_working_memory(store: MemoryStore, scope: Scope, policy: LifecyclePoli
     for record in overflow:
         reason = f"working memory full: {policy.working_capacity} per session"
         try:
-            store.update(replace(record, layer=Layer.SHORT_TERM), None, HistoryEvent(
-                record.id, Event.MOVE, record.content, record.content, created_at=record.created_at,
-                updated_at=now, actor_id=record.actor_id, role=record.role, reason=reason),
-                expected_version=record.version)
+            spilled, history = revise(record, Event.MOVE, now, reason=reason, layer=Layer.SHORT_TERM)
+            store.update(spilled, None, history, expected_version=record.version)
         except Conflict:  # changed (or forgotten) since it was read: the next spill looks at it again
             continue
         moved += 1

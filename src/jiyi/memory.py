@@ -18,7 +18,6 @@ import threading
 import time
 import weakref
 from collections.abc import Coroutine, Sequence
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -46,7 +45,6 @@ from jiyi.records import (
     Category,
     Clock,
     Event,
-    HistoryEvent,
     Layer,
     MemoryRecord,
     MemoryType,
@@ -56,6 +54,8 @@ from jiyi.records import (
     StoredMessage,
     TurnRecord,
     TurnStatus,
+    history_row,
+    revise,
     utcnow,
 )
 from jiyi.stores.base import MemoryStore
@@ -507,9 +507,7 @@ class AsyncMemory:
         with embedding_lane(_embedding_lane(scope)):
             vectors = self.embedding.embed_documents(embed_texts)
         self._bind_learnt_dims()
-        history = [HistoryEvent(r.id, Event.ADD, None, r.content, created_at=now, actor_id=r.actor_id, role=r.role)
-                   for r in records]
-        self.store.insert(records, vectors, history)
+        self.store.insert(records, vectors, [history_row(Event.ADD, r, now) for r in records])
         spill_working_memory(self.store, scope, self.lifecycle, now)
         return {"results": [
             {"id": r.id, "memory": r.content, "event": Event.ADD.value, "actor_id": r.actor_id, "role": r.role,
@@ -558,20 +556,17 @@ class AsyncMemory:
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
             now = self.clock()
+            changes: dict[str, Any] = {"updated_at": now}
             if new_text is not None:
-                updated = current.with_content(new_text.strip(), now)
-            else:
-                updated = replace(current, updated_at=now)
+                changes["content"] = new_text.strip()
             if metadata is not None:
-                updated.metadata = dict(metadata)
+                changes["metadata"] = dict(metadata)
             if expires is not _UNSET:
-                updated.expiration_date = expires
+                changes["expiration_date"] = expires
+            updated, event = revise(current, Event.UPDATE, now, **changes)
             if new_text is not None and vector is None:  # the new text's vector does not depend on the old text
                 with embedding_lane(_embedding_lane(current.scope)):
                     vector = self.embedding.embed_documents([updated.content])[0]
-            event = HistoryEvent(memory_id, Event.UPDATE, current.content, updated.content,
-                                 created_at=current.created_at, updated_at=now, actor_id=current.actor_id,
-                                 role=current.role)
             try:
                 self.store.update(updated, vector, event, expected_version=version or current.version)
                 return
@@ -596,8 +591,7 @@ class AsyncMemory:
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
             now = self.clock()
-            event = HistoryEvent(memory_id, Event.DELETE, current.content, None, created_at=now, updated_at=now,
-                                 is_deleted=True, actor_id=current.actor_id, role=current.role, reason=reason)
+            event = history_row(Event.DELETE, current, now, reason=reason)
             try:  # history's old_memory is the text deleted, even when an update lands in between
                 self.store.soft_delete(memory_id, reason or kept_reason, event, now,
                                        expected_version=current.version)
@@ -885,9 +879,8 @@ class AsyncMemory:
             if current.deleted_at is None:
                 raise Conflict(f"memory {memory_id} is not deleted: there is nothing to restore")
             now = self.clock()
-            event = HistoryEvent(memory_id, Event.RESTORE, None, current.content, created_at=now, updated_at=now,
-                                 actor_id=current.actor_id, role=current.role,
-                                 reason=reason.strip() if reason else "restored by request")
+            event = history_row(Event.RESTORE, current, now,
+                                reason=reason.strip() if reason else "restored by request")
             try:
                 return self.store.restore(memory_id, event, now, expected_version=version or current.version)
             except Conflict:
@@ -919,11 +912,9 @@ class AsyncMemory:
             if current.category in (Category.CORE, Category.SYSTEM):
                 return False
             now = self.clock()
-            promoted = replace(current, category=Category.CORE, layer=Layer.LONG_TERM)
             # Not a new version of the text: updated_at stays, as with the lifecycle's own promotions.
-            event = HistoryEvent(memory_id, Event.PROMOTE, current.content, current.content,
-                                 created_at=current.created_at, updated_at=now, actor_id=current.actor_id,
-                                 role=current.role, reason=reason.strip() if reason else "promoted by request")
+            promoted, event = revise(current, Event.PROMOTE, now, category=Category.CORE, layer=Layer.LONG_TERM,
+                                     reason=reason.strip() if reason else "promoted by request")
             try:
                 self.store.update(promoted, None, event, expected_version=version or current.version)
                 return True

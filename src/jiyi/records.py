@@ -11,8 +11,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from enum import StrEnum
-from typing import Any
+from enum import Enum, StrEnum
+from typing import Any, NamedTuple
 
 from jiyi.errors import InvalidInput
 
@@ -197,6 +197,55 @@ class HistoryEvent:
     actor_id: str | None = None
     role: str | None = None
     reason: str | None = None  # why the lifecycle made this change (forgetting, review, consolidation...)
+
+
+class _FromRecord(Enum):
+    FROM_RECORD = "from the record"
+
+
+FROM_RECORD = _FromRecord.FROM_RECORD  # history_row's actor_id / role: the memory's own
+
+# A row that brings a memory into being or takes it out (or back) is dated when that happens; a row for a change to a
+# living memory keeps mem0's columns: created_at is the memory's own, updated_at when it changed.
+_DATED_BY_THE_CHANGE = frozenset({Event.ADD, Event.DELETE, Event.RESTORE})
+
+
+def history_row(event: Event, record: MemoryRecord, when: datetime, *, before: MemoryRecord | None = None,
+                reason: str | None = None, actor_id: str | _FromRecord | None = FROM_RECORD,
+                role: str | _FromRecord | None = FROM_RECORD) -> HistoryEvent:
+    """The history row of `event` on `record` (the memory as written, or as deleted), made at `when`. `before`: the
+    memory as it was read, when the change rewrote its text. Every writer builds its rows here."""
+    return HistoryEvent(
+        memory_id=record.id,
+        event=event,
+        old_memory=None if event in (Event.ADD, Event.RESTORE) else (before or record).content,
+        new_memory=None if event is Event.DELETE else record.content,
+        created_at=when if event in _DATED_BY_THE_CHANGE else record.created_at,
+        updated_at=None if event is Event.ADD else when,
+        is_deleted=event is Event.DELETE,
+        actor_id=record.actor_id if actor_id is FROM_RECORD else actor_id,
+        role=record.role if role is FROM_RECORD else role,
+        reason=reason,
+    )
+
+
+class Revision(NamedTuple):
+    """A change to a stored memory and the history row that records it: what store.update writes together."""
+
+    record: MemoryRecord
+    history: HistoryEvent
+
+
+def revise(current: MemoryRecord, event: Event, when: datetime, *, reason: str | None = None,
+           actor_id: str | _FromRecord | None = FROM_RECORD, role: str | _FromRecord | None = FROM_RECORD,
+           **changes: Any) -> Revision:
+    """`current` with `changes` made (a new `content` brings its hash) and its history row. updated_at moves only when
+    given: the lifecycle's bookkeeping is not a new version of what the user said."""
+    if "content" in changes:
+        changes["hash"] = content_hash(changes["content"])
+    record = replace(current, **changes)
+    return Revision(record, history_row(event, record, when, before=current, reason=reason, actor_id=actor_id,
+                                        role=role))
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,6 @@ from jiyi.records import (
     Category,
     Clock,
     Event,
-    HistoryEvent,
     Layer,
     MemoryRecord,
     MemoryType,
@@ -63,6 +62,8 @@ from jiyi.records import (
     StoredMessage,
     TurnRecord,
     TurnStatus,
+    history_row,
+    revise,
     utcnow,
 )
 from jiyi.stores.base import MemoryStore, ScoredId
@@ -476,8 +477,8 @@ class WritePath:
         for record in targets:
             if record.scope.user_id != turn.scope.user_id or record.category is Category.SYSTEM:
                 continue
-            history = HistoryEvent(record.id, Event.DELETE, record.content, None, created_at=now, updated_at=now,
-                                   is_deleted=True, role="user", reason="the user asked to forget it")
+            history = history_row(Event.DELETE, record, now, actor_id=None, role="user",
+                                  reason="the user asked to forget it")
             self.store.soft_delete(record.id, "the user asked to forget it", history, now)
             applied.append(_Applied(Event.DELETE, record.id, record.content, role="user"))
         return applied
@@ -596,29 +597,24 @@ class WritePath:
             record = self._new_record(turn, decision.text, fact, refs, actor, about, now, when)
             if fact is not None:
                 record.importance = _importance(fact, decision.text, nearest.get(fact.text, 0.0))
-            history = HistoryEvent(record.id, Event.ADD, None, record.content, created_at=now,
-                                   actor_id=actor, role=about)
-            self.store.insert([record], vectors[decision.text][None, :], [history])
+            self.store.insert([record], vectors[decision.text][None, :], [history_row(Event.ADD, record, now)])
             return _Applied(Event.ADD, record.id, record.content, actor_id=actor, role=about,
                             memory_type=record.memory_type)
         current = self.store.get(decision.target_id) if decision.target_id else None
         if current is None:
             return None
         if decision.event is Event.UPDATE and decision.text:
-            updated = current.with_content(decision.text, now)
-            updated.provenance = [*current.provenance, *refs]
+            changes: dict[str, Any] = {"content": decision.text, "updated_at": now,
+                                       "provenance": [*current.provenance, *refs],
+                                       "event_time": event_time(decision.text, when)}
             if fact is not None:
-                updated.importance = max(current.importance, fact.stored_importance)
-                updated.tags = _tags(fact)
-                updated.memory_type = fact.memory_type
-            updated.event_time = event_time(decision.text, when)
-            history = HistoryEvent(current.id, Event.UPDATE, current.content, updated.content,
-                                   created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
+                changes.update(importance=max(current.importance, fact.stored_importance), tags=_tags(fact),
+                               memory_type=fact.memory_type)
+            updated, history = revise(current, Event.UPDATE, now, actor_id=actor, role=about, **changes)
             self.store.update(updated, vectors[decision.text], history, expected_version=current.version)
             return _Applied(Event.UPDATE, current.id, updated.content, current.content, actor, about)
         if decision.event is Event.DELETE:
-            history = HistoryEvent(current.id, Event.DELETE, current.content, None, created_at=now,
-                                   updated_at=now, is_deleted=True, actor_id=actor, role=about)
+            history = history_row(Event.DELETE, current, now, actor_id=actor, role=about)
             self.store.soft_delete(current.id, "contradicted by a later turn", history, now,
                                    expected_version=current.version)
             return _Applied(Event.DELETE, current.id, current.content, actor_id=actor, role=about)
@@ -636,10 +632,8 @@ class WritePath:
             self.store.update(said, None, None, expected_version=current.version)
             return _Applied(Event.NONE, current.id, current.content)
         if decision.event is Event.BOOST:
-            raised = replace(current, importance=min(current.importance + self.settings.boost, MAX_IMPORTANCE),
-                             updated_at=now)
-            history = HistoryEvent(current.id, Event.BOOST, current.content, current.content,
-                                   created_at=current.created_at, updated_at=now, actor_id=actor, role=about)
+            raised, history = revise(current, Event.BOOST, now, actor_id=actor, role=about, updated_at=now,
+                                     importance=min(current.importance + self.settings.boost, MAX_IMPORTANCE))
             self.store.update(raised, None, history, expected_version=current.version)
             return _Applied(Event.BOOST, current.id, current.content)
         return None
@@ -698,9 +692,7 @@ class WritePath:
             provenance=[SourceRef(m.id, m.role, m.created_at, m.external_id)],
             created_at=now, event_time=event_time(m.content, m.created_at),
         ) for i, (m, text) in enumerate(zip(said, texts, strict=True))]
-        history = [HistoryEvent(r.id, Event.ADD, None, r.content, created_at=now, actor_id=r.actor_id, role=r.role)
-                   for r in records]
-        await self._io(self.store.insert, records, vectors, history)
+        await self._io(self.store.insert, records, vectors, [history_row(Event.ADD, r, now) for r in records])
         if any(says_it_changed(r.content) for r in records if r.role == "user"):
             # A change the user told ("kabir and I are done") marks what it changed (core/supersession.py). No lock:
             # each mark is written only on the version it read (a memory changed meanwhile is left as it is).
@@ -751,8 +743,7 @@ class WritePath:
             created_at=now, event_time=started, tags=["episode"],
         )
         vector = await self._embed([summary])
-        history = HistoryEvent(record.id, Event.ADD, None, summary, created_at=now, role="system")
-        await self._io(self.store.insert, [record], vector, [history])
+        await self._io(self.store.insert, [record], vector, [history_row(Event.ADD, record, now, role="system")])
 
 
 def event_time(text: str, said_at: datetime) -> datetime:

@@ -16,7 +16,7 @@ import httpx
 import numpy as np
 
 from jiyi import AsyncMemory, build_embedder, build_store
-from jiyi.records import Category, Event, HistoryEvent, Layer, MemoryRecord, MemoryType, Scope
+from jiyi.records import Category, Event, Layer, MemoryRecord, MemoryType, Scope, history_row
 from tests.conftest import RunningServer
 from tests.ui.helpers import ADMIN_KEY, KEYS, SHOTS
 
@@ -43,7 +43,7 @@ def _ten_thousand(memory: AsyncMemory) -> None:
             for i in range(chunk, chunk + 1000)]
         vectors = rng.normal(size=(len(records), dims)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        memory.store.insert(records, vectors, [HistoryEvent(r.id, Event.ADD, None, r.content) for r in records])
+        memory.store.insert(records, vectors, [history_row(Event.ADD, r, r.created_at) for r in records])
 
 
 def _timed(client: httpx.Client, path: str) -> tuple[list[float], list[float]]:

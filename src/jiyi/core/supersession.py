@@ -22,7 +22,7 @@ from datetime import datetime
 import numpy as np
 
 from jiyi.errors import Conflict
-from jiyi.records import Category, Event, HistoryEvent, MemoryRecord, Scope, SearchHit
+from jiyi.records import Category, Event, MemoryRecord, Scope, SearchHit, revise
 from jiyi.stores.base import MemoryStore
 from jiyi.text import analyze_for_index, has_cjk, stem
 
@@ -175,11 +175,11 @@ def mark_changed(store: MemoryStore, scope: Scope, records: Sequence[MemoryRecor
         for old in older:
             if not same_subject(new_words, topic_words(old.content, common), joined):
                 continue
-            old.tags = [*old.tags, f"{CHANGED_BY}{record.id}"]
-            history = HistoryEvent(old.id, Event.UPDATE, old.content, old.content, created_at=now, updated_at=now,
-                                   role="user", reason=f"changed later: {record.content[:300]}")
+            marked_old, history = revise(old, Event.UPDATE, now, actor_id=None, role="user",
+                                         reason=f"changed later: {record.content[:300]}",
+                                         tags=[*old.tags, f"{CHANGED_BY}{record.id}"])
             try:
-                store.update(old, None, history, expected_version=old.version)
+                store.update(marked_old, None, history, expected_version=old.version)
             except Conflict:  # changed meanwhile: left as it is now
                 continue
             marked.append(old.id)
