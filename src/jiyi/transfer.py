@@ -1,6 +1,15 @@
 """Export and import: JSON Lines, one memory, history row or source message per line, vectors left out (an import
 re-embeds, so a file moves between embedders and between stores: `jiyi export` from SQLite, `jiyi import` into
-PostgreSQL). The messages the memories came from travel with them, so provenance still leads to what was said."""
+PostgreSQL). The messages the memories came from travel with them, so provenance still leads to what was said.
+
+Every field of a memory, a history row and a message is written, and read back as it was: an export imported into an
+empty store exports again byte for byte (tests/test_transfer.py), with one exception — a number inside a memory's
+`metadata` is written as the store gives it back, and PostgreSQL's jsonb spells some numbers its own way (1e20 as
+100000000000000000000, -0.0 as 0.0: the same value). Two things are written in one form whatever the store: metadata
+keys in sorted order (SQLite keeps them as written, jsonb by length), and an importance, strength or confidence of -0.0
+as 0.0 (SQLite keeps no sign of zero). A history row is written as `history()` and the REST API show it
+(views.history_item). API keys are not exported: they stay with the server that issued them.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +32,7 @@ from jiyi.records import (
     SourceRef,
     StoredMessage,
 )
+from jiyi.views import history_item
 
 FORMAT_VERSION = 1  # message lines were added within version 1: an older reader reports them as unknown
 MESSAGE_BATCH = 500
@@ -34,6 +44,20 @@ def _time(value: datetime | None) -> str | None:
 
 def _parse_time(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
+
+
+def _float(value: float) -> float:
+    # -0.0 as 0.0: SQLite keeps no sign of zero, so a file from PostgreSQL would not come back from SQLite the same.
+    return float(value) + 0.0
+
+
+def _sorted_keys(value: Any) -> Any:
+    """A JSON value with every object's keys in sorted order (SQLite keeps them as written, jsonb by length)."""
+    if isinstance(value, dict):
+        return {key: _sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(item) for item in value]
+    return value
 
 
 def record_to_json(record: MemoryRecord) -> dict[str, Any]:
@@ -48,14 +72,14 @@ def record_to_json(record: MemoryRecord) -> dict[str, Any]:
         "memory_type": record.memory_type.value,
         "layer": record.layer.value,
         "category": record.category.value,
-        "importance": record.importance,
-        "strength": record.strength,
+        "importance": _float(record.importance),
+        "strength": _float(record.strength),
         "access_count": record.access_count,
-        "confidence": record.confidence,
+        "confidence": _float(record.confidence),
         "source": record.source.value,
         "verified": record.verified,
         "tags": record.tags,
-        "metadata": record.metadata,
+        "metadata": _sorted_keys(record.metadata),
         "provenance": [ref.to_json() for ref in record.provenance],
         "related_ids": record.related_ids,
         "compression_source_ids": record.compression_source_ids,
@@ -66,6 +90,7 @@ def record_to_json(record: MemoryRecord) -> dict[str, Any]:
         "expiration_date": _time(record.expiration_date),
         "deleted_at": _time(record.deleted_at),
         "delete_reason": record.delete_reason,
+        "version": record.version,
     }
 
 
@@ -99,25 +124,14 @@ def record_from_json(data: dict[str, Any]) -> MemoryRecord:
             expiration_date=_parse_time(data.get("expiration_date")),
             deleted_at=_parse_time(data.get("deleted_at")),
             delete_reason=data.get("delete_reason"),
+            version=int(data.get("version", 1)),
         )
     except (KeyError, ValueError, TypeError) as exc:
         raise InvalidInput(f"not a valid memory line: {exc}") from exc
 
 
 def history_to_json(event: HistoryEvent) -> dict[str, Any]:
-    return {
-        "kind": "history",
-        "id": event.id,
-        "memory_id": event.memory_id,
-        "old_memory": event.old_memory,
-        "new_memory": event.new_memory,
-        "event": event.event.value,
-        "created_at": _time(event.created_at),
-        "updated_at": _time(event.updated_at),
-        "is_deleted": event.is_deleted,
-        "actor_id": event.actor_id,
-        "role": event.role,
-    }
+    return {"kind": "history", **history_item(event)}
 
 
 def history_from_json(data: dict[str, Any]) -> HistoryEvent:
@@ -133,6 +147,7 @@ def history_from_json(data: dict[str, Any]) -> HistoryEvent:
             is_deleted=bool(data.get("is_deleted", False)),
             actor_id=data.get("actor_id"),
             role=data.get("role"),
+            reason=data.get("reason") or None,
         )
     except (KeyError, ValueError, TypeError) as exc:
         raise InvalidInput(f"not a valid history line: {exc}") from exc
@@ -141,7 +156,7 @@ def history_from_json(data: dict[str, Any]) -> HistoryEvent:
 def message_to_json(message: StoredMessage) -> dict[str, Any]:
     return {"kind": "message", "id": message.id, "content": message.content, "role": message.role,
             **message.scope.as_dict(), "name": message.name, "created_at": _time(message.created_at),
-            "external_id": message.external_id, "metadata": message.metadata}
+            "external_id": message.external_id, "metadata": _sorted_keys(message.metadata)}
 
 
 def message_from_json(data: dict[str, Any]) -> StoredMessage:
