@@ -273,6 +273,83 @@ def test_a_fact_repeated_in_a_new_run_moves_the_memory_there(make_memory: MakeMe
     assert len(m.get(item["id"])["provenance"]) == 2  # said twice
 
 
+# --- provenance: each fact cites the messages it was made from ------------------------------------------------
+
+README_ADD = [{"role": "user", "content": "我对海鲜过敏，别给我推荐海鲜"},
+              {"role": "assistant", "content": "好的，记住了"},
+              {"role": "user", "content": "I moved to Shanghai last spring"}]
+
+
+def cited(m: Memory, result: dict[str, Any]) -> dict[str, list[str]]:
+    """Each memory the add made, with the texts of the messages its provenance names."""
+    out = {}
+    for item in result["results"]:
+        refs = [p["message_id"] for p in m.get(item["id"])["provenance"]]
+        out[item["memory"]] = [message.content for message in m.store.get_messages(refs)]
+    return out
+
+
+@pytest.mark.parametrize("extractor", ["offline", "llm"])
+def test_each_fact_cites_the_message_it_came_from(make_memory: MakeMemory, extractor: str) -> None:
+    """The README's first add: the allergy cites what was said about seafood, not the move to Shanghai said in the
+    same add (the console's "why remembered" shows these messages)."""
+    llm = ScriptedLLM([facts("用户对海鲜过敏", "User moved to Shanghai")]) if extractor == "llm" else None
+    m = make_memory(llm)
+    assert cited(m, m.add(README_ADD, user_id="alice")) == {
+        "用户对海鲜过敏": ["我对海鲜过敏，别给我推荐海鲜"],
+        "User moved to Shanghai": ["I moved to Shanghai last spring"]}
+
+
+def test_a_fact_the_model_finds_known_cites_the_message_that_said_it_again(make_memory: MakeMemory) -> None:
+    """The model's NONE names the memory, not the fact: the message that says it again is found by its words."""
+    def model(messages: list[dict[str, str]]) -> dict[str, Any]:
+        if not is_decision(messages):
+            return facts("用户对海鲜过敏", "User moved to Shanghai")
+        [known] = data_block(messages, "Existing memories")
+        return {"memory": [{"id": known["id"], "text": known["text"], "event": "NONE"},
+                           {"id": "new", "text": "User moved to Shanghai", "event": "ADD"}]}
+
+    m = make_memory(ScriptedLLM([facts("用户对海鲜过敏")], responder=model))
+    [allergy] = m.add("我对海鲜过敏", user_id="alice")["results"]
+    m.add(README_ADD, user_id="alice")
+    sources = m.store.get_messages([p["message_id"] for p in m.get(allergy["id"])["provenance"]])
+    assert [message.content for message in sources] == ["我对海鲜过敏", "我对海鲜过敏，别给我推荐海鲜"]
+
+
+def test_a_fact_the_model_made_of_two_messages_cites_both(make_memory: MakeMemory) -> None:
+    m = make_memory(ScriptedLLM([facts("Name is Desmond", "Has a sister named Jesica", "Jesica has a dog")]))
+    said = m.add([{"role": "user", "content": text} for text in DESMOND], user_id="u")
+    assert cited(m, said) == {"Name is Desmond": [DESMOND[0]], "Has a sister named Jesica": DESMOND[1:3],
+                              "Jesica has a dog": [DESMOND[2], DESMOND[3]]}
+
+
+def test_a_fact_written_in_another_language_cites_the_message_of_the_same_meaning(make_memory: MakeMemory,
+                                                                                   e5: Embedder) -> None:
+    """No word in common with what was said: a message in the other language, the nearest in meaning of those."""
+    m = make_memory(ScriptedLLM([facts("User is allergic to seafood", "用户去年春天搬到了上海")]), e5)
+    said = [*README_ADD, {"role": "user", "content": "My cat Mimi sleeps on the keyboard"}]
+    assert cited(m, m.add(said, user_id="alice")) == {
+        "User is allergic to seafood": ["我对海鲜过敏，别给我推荐海鲜"],
+        "用户去年春天搬到了上海": ["I moved to Shanghai last spring"]}
+
+
+def test_a_fact_said_in_two_messages_cites_both_offline(make_memory: MakeMemory) -> None:
+    m = make_memory()
+    said = m.add([{"role": "user", "content": "我住在杭州"}, {"role": "assistant", "content": "杭州很美"},
+                  {"role": "user", "content": "我住在杭州"}, {"role": "user", "content": "我喜欢喝咖啡"}],
+                 user_id="u")
+    assert cited(m, said) == {"用户住在杭州": ["我住在杭州", "我住在杭州"], "用户喜欢喝咖啡": ["我喜欢喝咖啡"]}
+
+
+def test_an_update_adds_only_its_own_message_to_the_provenance(make_memory: MakeMemory) -> None:
+    m = make_memory()
+    [home] = m.add("我住在杭州", user_id="u")["results"]
+    m.add([{"role": "user", "content": "我搬到了上海"}, {"role": "user", "content": "我喜欢喝咖啡"}], user_id="u")
+    assert m.get(home["id"])["memory"] == "用户搬到了上海"
+    sources = m.store.get_messages([p["message_id"] for p in m.get(home["id"])["provenance"]])
+    assert [message.content for message in sources] == ["我住在杭州", "我搬到了上海"]
+
+
 # --- LLM decisions: whatever the model answers, nothing is lost or misapplied ---------------------------------
 
 @pytest.fixture

@@ -40,6 +40,7 @@ from jiyi.core.importance import importance_score, on_seed_scale
 from jiyi.core.lexicon import lexicon
 from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import ChatMessage, evidence_id, in_conversation
+from jiyi.core.provenance import cited_messages, translation_candidates
 from jiyi.core.retrieval import REPLY_TAG, SearchRequest, hybrid_search
 from jiyi.core.supersession import mark_changed, says_it_changed
 from jiyi.core.temporal import resolve_event_time
@@ -328,7 +329,8 @@ class WritePath:
             log.exception("turn %s: extraction failed", turn.id)
             self._schedule_retry(turn, f"{type(exc).__name__}: {exc}", now)
         turn.results.extend(a.as_result() for a in applied)
-        # A fact's sources are the turn's messages of its party (see _apply_sync): those messages are "covered".
+        # Every message of a party a fact of this turn is about is "covered" (it fades sooner as evidence), not only
+        # the ones the facts cite: the lifecycle's figures were measured so.
         covering = sorted({a.role or "user" for a in applied if a.event in (Event.ADD, Event.UPDATE, Event.NONE)})
         if self.settings.keep_messages and defer_evidence and turn.status is TurnStatus.DONE:
             turn.options[EVIDENCE_PENDING] = covering
@@ -401,6 +403,7 @@ class WritePath:
             if not facts and not boost_here:
                 continue
             vectors = await self._embed([f.text for f in facts])
+            await self._cite(facts, messages, vectors)
             for attempt in range(1, self.settings.decision_attempts + 1):
                 # The model decides outside the lock (it may take seconds); what it decided is applied only if the
                 # memories it was shown are still as they were, else it decides again (the last time, it stands).
@@ -454,7 +457,41 @@ class WritePath:
         """For a statement given to be remembered that extraction made nothing of: the statement itself, as a fact."""
         if not turn.options.get("explicit"):
             return []
-        return [fact for m in messages if m.role == "user" and (fact := offline.stated_fact(m.content))]
+        stated = [(i, offline.stated_fact(m.content)) for i, m in enumerate(messages) if m.role == "user"]
+        return [replace(fact, sources=(i,)) for i, fact in stated if fact is not None]
+
+    async def _cite(self, facts: Sequence[Fact], messages: Sequence[StoredMessage], vectors: np.ndarray) -> None:
+        """Set the sources of the facts whose extractor did not say which messages they came from (an LLM's): the
+        messages of their party that hold their words (core/provenance.py), else the one nearest in meaning."""
+        unplaced: list[tuple[int, list[int]]] = []
+        for i, fact in enumerate(facts):
+            if fact.sources:
+                continue
+            party = [j for j, m in enumerate(messages) if m.role == fact.about and m.content.strip()]
+            if len(party) <= 1:
+                fact.sources = tuple(party)
+                continue
+            cited = cited_messages(fact.text, [messages[j].content for j in party])
+            if cited:
+                fact.sources = tuple(party[k] for k in cited)
+            else:
+                unplaced.append((i, party))
+        if not unplaced:
+            return
+        # Said in one language, written in another ("我对海鲜过敏" → "User is allergic to seafood"): the nearest in
+        # meaning among the messages it may have been translated from.
+        choices = {i: [party[k] for k in translation_candidates(facts[i].text, [messages[j].content for j in party])]
+                   for i, party in unplaced}
+        for i, party in choices.items():
+            facts[i].sources = (party[0],)
+        wanted = sorted({j for party in choices.values() if len(party) > 1 for j in party})
+        if not wanted:
+            return
+        said = dict(zip(wanted, _unit(await self._embed([messages[j].content for j in wanted])), strict=True))
+        for i, party in choices.items():
+            if len(party) > 1:
+                fact_vector = _unit(vectors[i][None, :])[0]
+                facts[i].sources = (max(party, key=lambda j: float(said[j] @ fact_vector)),)
 
     def _forget_requested(self, turn: TurnRecord, message: StoredMessage, request: ForgetRequest) -> list[_Applied]:
         """Delete what the user asked to forget, only ever among their own memories: the memories made from their
@@ -571,7 +608,13 @@ class WritePath:
                     continue
                 boosted.add(decision.target_id)
             about = decision.fact.about if decision.fact else "user"
-            sources = [m for m in messages if m.role == about] or messages
+            if decision.fact is not None and decision.fact.sources:
+                sources = [messages[j] for j in decision.fact.sources]
+            else:  # no fact (the model's NONE, DELETE, BOOST): the turn's messages of its party...
+                sources = [m for m in messages if m.role == about] or messages
+                if decision.event is Event.NONE and decision.text:  # ...that say again what the memory says
+                    sources = [sources[k] for k in cited_messages(decision.text, [m.content for m in sources])] \
+                        or sources
             try:
                 outcome = self._apply_one(turn, decision, sources, vectors, nearest, now, when)
             except Exception:
@@ -668,8 +711,9 @@ class WritePath:
     async def _keep_messages(self, turn: TurnRecord, messages: Sequence[StoredMessage],
                              covering_roles: Sequence[str]) -> None:
         """Store each message of the turn as it was said (Category.MESSAGE), embedded with the other party's message
-        just before it (core.messages.in_conversation), as infer=False stores them. A message a fact of this turn
-        came from is tagged "covered": the lifecycle lets it fade first. Idempotent: ids derive from the messages."""
+        just before it (core.messages.in_conversation), as infer=False stores them. A message of a party a fact of
+        this turn is about is tagged "covered": the lifecycle lets it fade first. Idempotent: ids derive from the
+        messages."""
         said = [m for m in messages if m.role != "system" and m.content.strip()]
         if not said:
             return
@@ -744,6 +788,12 @@ class WritePath:
         )
         vector = await self._embed([summary])
         await self._io(self.store.insert, [record], vector, [history_row(Event.ADD, record, now, role="system")])
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (a zero row stays zero)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.asarray(vectors / np.where(norms == 0, 1.0, norms), dtype=np.float32)
 
 
 def event_time(text: str, said_at: datetime) -> datetime:

@@ -61,6 +61,9 @@ class Fact:
     topic: str | None = None  # what a preference or habit is about, to recognise a reversal ("吃素")
     negated: bool = False  # "不再吃素", "no longer vegetarian": this fact reverses an earlier one on `topic`
     sentence: int = -1  # which sentence of its message it came from (offline extraction merges within one)
+    # Which of the turn's messages it was made from (positions in the list given to extraction): its provenance.
+    # Empty when the extractor does not say (an LLM's): the write path then finds them (core/provenance.py).
+    sources: tuple[int, ...] = ()
 
     @property
     def memory_type(self) -> MemoryType:

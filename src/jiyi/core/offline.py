@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 
 from jiyi.core import rules_en, rules_zh
@@ -32,10 +33,10 @@ def extract_user_facts(messages: Sequence[ChatMessage], context: Sequence[str] =
     """Facts about the user from the user's messages; `context` holds the user's earlier messages (for 她 / her)."""
     facts: list[Fact] = []
     earlier = list(context)[-4:]
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.role != "user" or not message.content.strip():
             continue
-        facts.extend(_extract(message.content, earlier))
+        facts.extend(replace(fact, sources=(index,)) for fact in _extract(message.content, earlier))
         earlier.append(message.content)
     return unique_facts(facts)
 
@@ -91,7 +92,7 @@ def says_something_about_oneself(text: str) -> bool:
 def extract_agent_facts(messages: Sequence[ChatMessage], agent_name: str | None = None) -> list[Fact]:
     """What the assistant says about itself ("我也喜欢猫", "I grew up in Kyoto"), as facts about the character."""
     facts: list[Fact] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.role != "assistant" or not message.content.strip():
             continue
         chinese = is_chinese(message.content)
@@ -101,7 +102,7 @@ def extract_agent_facts(messages: Sequence[ChatMessage], agent_name: str | None 
                 continue  # "I'm happy to help", "I'll remember that": conversation, not persona
             text = fact.text.replace("用户", name) if chinese else _WORD_USER.sub(name, fact.text)
             facts.append(Fact(text=text, kind=FactKind.PERSONA, importance=fact.importance * 0.8, about="assistant",
-                              slot=fact.slot, topic=fact.topic, negated=fact.negated))
+                              slot=fact.slot, topic=fact.topic, negated=fact.negated, sources=(index,)))
     return unique_facts(facts)
 
 

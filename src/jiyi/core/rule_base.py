@@ -45,10 +45,12 @@ def last_relation(extract: Callable[[str], list[Fact]], texts: Iterable[str]) ->
 
 
 def unique_facts(facts: Iterable[Fact], fold_case: bool = False) -> list[Fact]:
-    """Each fact text once, first occurrence kept."""
+    """Each fact text once, first occurrence kept; it cites the messages of every occurrence."""
     unique: dict[str, Fact] = {}
     for fact in facts:
-        unique.setdefault(fact.text.lower() if fold_case else fact.text, fact)
+        kept = unique.setdefault(fact.text.lower() if fold_case else fact.text, fact)
+        if kept is not fact and fact.sources:
+            kept.sources = tuple(dict.fromkeys((*kept.sources, *fact.sources)))
     return list(unique.values())
 
 
