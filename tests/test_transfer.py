@@ -1,8 +1,8 @@
-"""Export and import keep everything: random memories (every field), their history rows (reason included) and the
-messages they cite, put in a store, exported, imported into an empty store — SQLite or PostgreSQL, either way — and
-exported again, give the same file byte for byte; the one exception transfer.py documents (a number in a memory's
-metadata as PostgreSQL's jsonb spells it) is checked to be the same value. And the first export reads back as the
-records that were stored."""
+"""Export and import keep everything: random memories (every field), their history rows (reason included), the
+audit trail of memories purged since, and the messages they cite, put in a store, exported, imported into an empty
+store — SQLite or PostgreSQL, either way — and exported again, give the same file byte for byte; the one exception
+transfer.py documents (a number in a memory's metadata as PostgreSQL's jsonb spells it) is checked to be the same
+value. And the first export reads back as the records that were stored."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def history_rows(draw: st.DrawFn, memory_id: str) -> HistoryEvent:
 @dataclass(slots=True)
 class Contents:
     records: list[MemoryRecord]
-    history: list[HistoryEvent]
+    history: list[HistoryEvent]  # of the records, and of memories purged since (no record)
     messages: list[StoredMessage]
 
 
@@ -111,6 +111,8 @@ def contents(draw: st.DrawFn) -> Contents:
     said = draw(st.lists(messages(), max_size=4, unique_by=lambda m: m.id))
     kept = draw(st.lists(records([m.id for m in said]), max_size=5))
     history = [row for record in kept for row in draw(st.lists(history_rows(record.id), max_size=3))]
+    purged = draw(st.lists(WORDS, max_size=2))
+    history += [row for memory_id in purged for row in draw(st.lists(history_rows(memory_id), max_size=2))]
     return Contents(kept, history, said)
 
 
@@ -232,6 +234,27 @@ def test_an_older_export_without_version_or_reason_still_reads() -> None:
     assert record_from_json(line).version == 1
     row = history_to_json(HistoryEvent("m", Event.ADD, None, "x"))
     assert "reason" not in row and history_from_json(row).reason is None
+
+
+def test_a_backup_keeps_the_audit_trail_of_purged_memories(tmp_path: Path) -> None:
+    """A full export (every scope, deleted memories too) carries the history rows a purge left; a user's export,
+    which cannot tell whose they were, does not."""
+    from jiyi import Memory
+
+    with Memory(build_store(f"sqlite:///{tmp_path / 'a.db'}"), build_embedder("hashing")) as memory:
+        memory_id = memory.add("a passing remark", user_id="bob", infer=False)["results"][0]["id"]
+        memory.delete(memory_id, reason="user asked to forget")
+        memory.store.purge(datetime.now(UTC) + timedelta(seconds=1))
+        trail = memory.history(memory_id)
+        backup = _export(memory.store)
+        out = io.StringIO()
+        export_jsonl(memory.store, out, Scope("bob"), include_deleted=True)
+    assert [(r["event"], r.get("reason")) for r in trail] == [("ADD", None), ("DELETE", "user asked to forget")]
+    assert [json.loads(line) for line in _lines(backup)][1:] == [{"kind": "history", **row} for row in trail]
+    assert [json.loads(line)["kind"] for line in _lines(out.getvalue())] == ["jiyi-export"]
+    with Memory(build_store(f"sqlite:///{tmp_path / 'b.db'}"), build_embedder("hashing")) as memory:
+        assert import_jsonl(memory.store, memory.embedder, io.StringIO(backup)).history_rows == 2
+        assert memory.history(memory_id) == trail
 
 
 def test_a_deleted_memory_keeps_its_reason_and_version_through_the_cli_path(tmp_path: Path) -> None:

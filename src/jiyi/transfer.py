@@ -8,7 +8,9 @@ empty store exports again byte for byte (tests/test_transfer.py), with one excep
 100000000000000000000, -0.0 as 0.0: the same value). Two things are written in one form whatever the store: metadata
 keys in sorted order (SQLite keeps them as written, jsonb by length), and an importance, strength or confidence of -0.0
 as 0.0 (SQLite keeps no sign of zero). A history row is written as `history()` and the REST API show it
-(views.history_item). API keys are not exported: they stay with the server that issued them.
+(views.history_item). A full export (every scope, deleted memories included: a backup) also carries the history rows
+of memories purged since — their audit trail, without the text. API keys are not exported: they stay with the server
+that issued them.
 """
 
 from __future__ import annotations
@@ -174,9 +176,10 @@ def header() -> dict[str, Any]:
     return {"kind": "jiyi-export", "version": FORMAT_VERSION}
 
 
-def export_lines(records: Iterable[MemoryRecord], history_of: Any,
-                 messages_of: Any = None) -> Iterator[dict[str, Any]]:
-    """The header, each memory with its history, then the messages the memories came from (`messages_of(ids)`)."""
+def export_lines(records: Iterable[MemoryRecord], history_of: Any, messages_of: Any = None,
+                 purged: Iterable[HistoryEvent] = ()) -> Iterator[dict[str, Any]]:
+    """The header, each memory with its history, the history rows of `purged` memories, then the messages the
+    memories came from (`messages_of(ids)`)."""
     yield header()
     sources: dict[str, None] = {}
     for record in records:
@@ -184,6 +187,8 @@ def export_lines(records: Iterable[MemoryRecord], history_of: Any,
         for event in history_of(record.id):
             yield history_to_json(event)
         sources.update(dict.fromkeys(ref.message_id for ref in record.provenance))
+    for event in purged:
+        yield history_to_json(event)
     if messages_of is not None:
         wanted = list(sources)
         for start in range(0, len(wanted), MESSAGE_BATCH):
@@ -192,10 +197,14 @@ def export_lines(records: Iterable[MemoryRecord], history_of: Any,
 
 
 def export_jsonl(store: Any, out: Any, scope: Scope | None = None, include_deleted: bool = False) -> int:
-    """Write every memory (and its history) in scope to a text stream; returns the number of memories."""
+    """Write every memory (and its history) in scope to a text stream; returns the number of memories. An export of
+    every scope with the deleted memories (a backup) also keeps the audit trail of those purged since: their history
+    rows, whose owner no store keeps."""
     count = 0
     records = store.iter_records(scope, include_deleted)
-    for line in export_lines(records, store.history, store.get_messages):
+    everything = include_deleted and (scope is None or scope.is_empty)
+    purged = store.purged_history() if everything else ()
+    for line in export_lines(records, store.history, store.get_messages, purged):
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
         count += line["kind"] == "memory"
     return count

@@ -163,6 +163,19 @@ def test_soft_delete_hides_everywhere_but_keeps_audit(store: MemoryStore, embedd
         store.soft_delete(a, "again", HistoryEvent(a, Event.DELETE, None, None), now)
 
 
+def test_a_purged_memory_leaves_its_audit_trail(store: MemoryStore, embedder: Embedder) -> None:
+    gone, kept = put(store, embedder, "secret diary entry", "public fact")
+    before = datetime.now(UTC)
+    store.soft_delete(gone, "user asked", HistoryEvent(gone, Event.DELETE, "secret diary entry", None,
+                                                       is_deleted=True, reason="user asked"), before)
+    assert list(store.purged_history()) == []  # deleted, not yet purged: its rows go with it
+    assert store.purge(before + timedelta(seconds=1)) == 1
+    trail = list(store.purged_history())
+    assert [(h.memory_id, h.event, h.old_memory, h.new_memory, h.reason) for h in trail] == [
+        (gone, Event.ADD, None, None, None), (gone, Event.DELETE, None, None, "user asked")]
+    assert trail == store.history(gone) and kept not in {h.memory_id for h in trail}
+
+
 def test_expired_memories_hidden_unless_asked(store: MemoryStore, embedder: Embedder) -> None:
     past = datetime.now(UTC) - timedelta(days=1)
     future = datetime.now(UTC) + timedelta(days=1)

@@ -376,7 +376,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", parents=[common, scoped], help="write memories and history as JSON Lines")
     p.add_argument("output", nargs="?", default="-", help="file (default: standard output)")
-    p.add_argument("--include-deleted", action="store_true")
+    p.add_argument("--include-deleted", action="store_true",
+                   help="deleted memories too; without -u/-a/-r, also the history rows of those purged since")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("import", parents=[common], help="load a JSON Lines export (existing ids are kept)")

@@ -170,6 +170,11 @@ class MemoryStore(Protocol):
         """Oldest first."""
         ...
 
+    def purged_history(self) -> Iterator[HistoryEvent]:
+        """The history rows of memories purged for good (their audit trail: events, times, reasons, no text), in the
+        order they were written, read in pages: what a full export keeps of them."""
+        ...
+
     def add_messages(self, messages: Sequence[StoredMessage]) -> None:
         ...
 

@@ -814,6 +814,19 @@ class PostgresStore:
                           "WHERE h.memory_id = %s ORDER BY h.created_at, l.position", (memory_id,))
         return [row_to_history(row) for row in rows]
 
+    def purged_history(self) -> Iterator[HistoryEvent]:
+        last = 0
+        while True:
+            rows = self._fetch("SELECT l.position, l.reason, h.* FROM history_log l "
+                              "JOIN history h ON h.id = l.history_id WHERE l.position > %s "
+                              "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id) "
+                              "ORDER BY l.position LIMIT 500", (last,))
+            if not rows:
+                return
+            for row in rows:
+                yield row_to_history(row)
+            last = rows[-1]["position"]
+
     def list_messages(self, scope: Scope, limit: int | None = None, after: str | None = None) -> list[StoredMessage]:
         p = Params()
         sql = f"SELECT * FROM messages m WHERE {_scope_sql(scope.require(), p)}"

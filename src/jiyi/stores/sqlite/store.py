@@ -752,6 +752,22 @@ class SqliteStore:
             ).fetchall()
         return [row_to_history(row) for row in rows]
 
+    def purged_history(self) -> Iterator[HistoryEvent]:
+        last_rowid = 0
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT h.rowid AS position, h.*, r.reason FROM history h "
+                    "LEFT JOIN history_reason r ON r.history_id = h.id WHERE h.rowid > ? "
+                    "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id) ORDER BY h.rowid LIMIT 500",
+                    (last_rowid,),
+                ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield row_to_history(row)
+            last_rowid = rows[-1]["position"]
+
     def list_messages(self, scope: Scope, limit: int | None = None, after: str | None = None) -> list[StoredMessage]:
         params: list[Any] = []
         sql = f"SELECT * FROM messages WHERE {_scope_sql(scope.require(), params)}"
