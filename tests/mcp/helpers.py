@@ -11,7 +11,10 @@ from typing import Any
 
 import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
+
+import jiyi
 
 JIYI_TOOLS = {"memory_add", "memory_search", "memory_get_context", "memory_update", "memory_forget", "memory_list",
               "memory_history"}
@@ -20,10 +23,13 @@ MEM0_TOOLS = {"add_memory", "search_memories", "get_memories", "get_memory", "up
 
 
 def jiyi_mcp(store: Path, *args: str) -> StdioServerParameters:
-    """`python -m jiyi mcp …` with its own store and the offline test embedder."""
+    """`python -m jiyi mcp …` with its own store and the offline test embedder, running the jiyi these tests
+    imported: the SDK starts the server with a minimal environment, without PYTHONPATH, where the installed jiyi
+    (another checkout's, in a shared environment) would be the one imported."""
     return StdioServerParameters(command=sys.executable,
                                  args=["-m", "jiyi", "mcp", "--store", f"sqlite:///{store}", "--embedder", "hashing",
-                                       *args])
+                                       *args],
+                                 env={**get_default_environment(), "PYTHONPATH": str(Path(jiyi.__file__).parents[1])})
 
 
 @asynccontextmanager
