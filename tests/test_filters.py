@@ -31,7 +31,10 @@ def condition() -> st.SearchStrategy[dict[str, Any]]:
                        st.lists(scalars, min_size=1, max_size=3))
     contains = st.builds(lambda k, op, v: {k: {op: v}}, key, st.sampled_from(["contains", "icontains"]),
                          st.sampled_from(["food", "FOOD", "a", "pic"]))
-    return st.one_of(simple, wildcard, compare, equality, member, contains)
+    plain = st.one_of(simple, wildcard, compare, equality, member, contains)
+    # mem0's nested form names metadata keys only: {"metadata": {"role": …}} is a metadata key, {"role": …} the column.
+    nested = st.builds(lambda inner: {"metadata": inner}, plain)
+    return st.one_of(plain, nested)
 
 
 filters = st.recursive(
@@ -72,6 +75,8 @@ def test_sqlite_translation_agrees_with_reference(tmp_path: Path, batch: list[Me
     ({"topic": {}}, "has no operator"),
     ({"created_at": {"gte": "yesterday"}}, "not an ISO date"),
     ({"topic": {"icontains": 3}}, "needs a string"),
+    ({"metadata": {"topic": "work", "eq": 1}}, "mixes operators"),
+    ({"metadata": {"topic": {"like": "w"}}}, "unknown operator 'like'"),
 ])
 def test_bad_filters_say_what_is_wrong(bad: dict, message: str) -> None:
     with pytest.raises(InvalidInput, match=message):
@@ -93,3 +98,26 @@ def test_dates_compare_as_times() -> None:
     record = MemoryRecord(content="x", scope=Scope("u"), created_at=datetime(2024, 7, 2, tzinfo=UTC))
     assert matches(parse_filters({"created_at": {"gte": "2024-07-01"}}), record)
     assert not matches(parse_filters({"created_at": {"lt": "2024-07-01T00:00:00Z"}}), record)
+
+
+def test_the_nested_metadata_form_is_the_dotted_form() -> None:
+    """mem0's platform writes metadata conditions inside "metadata"; each key inside is a metadata key, with or
+    without an operator, and a key named like a record field (role) is still the caller's metadata."""
+    work = MemoryRecord(content="x", scope=Scope("u"), metadata={"topic": "work", "role": "lead", "n": 3})
+    food = MemoryRecord(content="y", scope=Scope("u"), metadata={"topic": "food"}, role="lead")
+    pairs = [
+        ({"metadata": {"topic": "work"}}, {"metadata.topic": "work"}),
+        ({"metadata": {"topic": {"in": ["work", "travel"]}}}, {"metadata.topic": {"in": ["work", "travel"]}}),
+        ({"metadata": {"topic": "work", "n": {"gte": 3}}},
+         {"AND": [{"metadata.topic": "work"}, {"metadata.n": {"gte": 3}}]}),
+        ({"metadata": {"role": "lead"}}, {"metadata.role": "lead"}),
+        ({"OR": [{"metadata": {"topic": "food"}}, {"metadata": {"n": "*"}}]},
+         {"OR": [{"metadata.topic": "food"}, {"metadata.n": "*"}]}),
+    ]
+    for nested_form, dotted in pairs:
+        assert parse_filters(nested_form) == parse_filters(dotted), nested_form
+    assert [matches(parse_filters({"metadata": {"role": "lead"}}), r) for r in (work, food)] == [True, False]
+    assert [matches(parse_filters({"role": "lead"}), r) for r in (work, food)] == [False, True]
+    # Operators alone still filter a metadata key that is itself called "metadata".
+    holder = MemoryRecord(content="z", scope=Scope("u"), metadata={"metadata": "a"})
+    assert matches(parse_filters({"metadata": {"in": ["a", "b"]}}), holder)

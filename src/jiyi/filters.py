@@ -3,6 +3,7 @@
     {"key": value}                         equality ("*" means: the key is present)
     {"key": {"eq|ne|gt|gte|lt|lte|in|nin|contains|icontains": v}}
     {"AND": [...]}, {"OR": [...]}, {"NOT": [...]}   (NOT: none of the listed conditions holds)
+    {"metadata": {"key": value or {op: v}, ...}}   mem0's platform form: the same as {"metadata.key": ...} for each key
 
 mem0's own fields (user_id, agent_id, run_id, actor_id, role, hash, created_at, updated_at, expiration_date) filter
 those fields; jiyi's record fields are named with a "jiyi." prefix ("jiyi.layer", "jiyi.importance"), so that a
@@ -32,6 +33,7 @@ JIYI_COLUMNS = frozenset({
 })
 JIYI_PREFIX = "jiyi."
 METADATA_PREFIX = "metadata."
+NESTED_METADATA = "metadata"
 SQL_INT_RANGE = (-(2**63), 2**63 - 1)
 DATETIME_KEYS = frozenset({"created_at", "updated_at", "last_accessed_at", "event_time", "expiration_date"})
 _LOGIC = {"AND": "AND", "OR": "OR", "NOT": "NOT", "$AND": "AND", "$OR": "OR", "$NOT": "NOT"}
@@ -120,6 +122,16 @@ def _condition(key: str, op: str, value: Any) -> Condition:
     return Condition(key, op, value, column, meta_key)
 
 
+def _names_keys(condition: dict[Any, Any]) -> bool:
+    """Whether {"metadata": {...}} is mem0's nested form (metadata keys inside) rather than operators on a metadata
+    key that is itself called "metadata"; a mix of the two is refused, not guessed."""
+    operators = [name for name in condition if str(name).lower() in OPERATORS]
+    if operators and len(operators) < len(condition):
+        raise InvalidInput(f"filter on 'metadata' mixes operators ({', '.join(map(str, operators))}) with metadata "
+                           'keys; write {"metadata": {"key": {"op": value}}}')
+    return not operators
+
+
 def _parse_node(data: Any, where: str) -> list[Node]:
     if not isinstance(data, dict):
         raise InvalidInput(f"{where}: a filter must be an object, got {type(data).__name__}")
@@ -137,6 +149,9 @@ def _parse_node(data: Any, where: str) -> list[Node]:
             for index, item in enumerate(value):
                 items.extend(_parse_node(item, f"{where}.{key}[{index}]"))
             nodes.append(Logic(logic, tuple(items)))
+        elif key == NESTED_METADATA and isinstance(value, dict) and value and _names_keys(value):
+            for meta_key, condition in value.items():
+                nodes.extend(_parse_node({METADATA_PREFIX + str(meta_key): condition}, f"{where}.metadata"))
         elif isinstance(value, dict):
             if not value:
                 raise InvalidInput(f"{where}: filter on {key!r} has no operator")

@@ -173,5 +173,15 @@ await call("deleteUser", () => admin.deleteUser({ entity_type: "agent", entity_i
 await call("deleteUsers", () => bob.deleteUsers({ userId: "bob" }));
 await call("usersAfterDeleteUsers", () => admin.users());
 
+// --- where a new user used to trip (issue 31) ------------------------------------------------------------------------
+const planned = await call("edgeAddScoped", () => alice.add([{ role: "user", content: "I work at a bank in Lyon" }],
+  { userId: "alice", agentId: "planner", runId: "r1", appId: "myapp", metadata: { topic: "work" }, infer: false }));
+await call("edgeAddString", () => alice.add("I cook on the river bank",
+  { userId: "alice", metadata: { topic: "food" }, infer: false }));
+await call("edgeSearchNested", () => alice.search("bank",
+  { filters: { user_id: "alice", metadata: { topic: "work" } } }));
+await call("edgeGetAllNested", () => alice.getAll(
+  { filters: { AND: [{ user_id: "alice" }, { metadata: { topic: { in: ["food", "travel"] } } }] } }));
+
 out.blockedRequests = blocked;
 console.log(JSON.stringify(out));

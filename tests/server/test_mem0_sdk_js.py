@@ -228,3 +228,11 @@ def test_deletes_one_a_batch_a_user_an_agent(driven: dict[str, Any]) -> None:
     assert answer(driven, "deleteUser") == {"message": "Entity deleted successfully!"}
     assert answer(driven, "deleteUsers") == {"message": "Entity deleted successfully."}
     assert entities(answer(driven, "usersAfterDeleteUsers")) == {}
+
+
+# --- where a new user used to trip (issue 31) ----------------------------------------------------------------------
+
+
+def test_the_nested_metadata_filter_selects_in_search_and_get_all(driven: dict[str, Any]) -> None:
+    assert texts(answer(driven, "edgeSearchNested")["results"]) == ["I work at a bank in Lyon"]
+    assert texts(answer(driven, "edgeGetAllNested")["results"]) == ["I cook on the river bank"]  # added as a string

@@ -198,6 +198,30 @@ def test_filters_apply_in_every_read_path(store: MemoryStore, embedder: Embedder
     assert [r.id for r in store.list_records(ALICE, parse_filters({"score": {"gt": 6}}))] == [work]
 
 
+def test_mem0s_nested_metadata_filters_select_in_every_read_path(store: MemoryStore, embedder: Embedder) -> None:
+    """{"metadata": {...}} as mem0's platform writes it, compiled to this store's SQL."""
+    [food] = put(store, embedder, "likes spicy noodles", metadata={"topic": "food", "score": 5, "role": "cook"})
+    [work] = put(store, embedder, "works on noodles factory", metadata={"topic": "work", "score": 9}, role="user")
+    [none] = put(store, embedder, "noodles again", metadata={})
+    query = embedder.embed_query("noodles")
+    cases = [
+        ({food}, {"metadata": {"topic": "food"}}),
+        ({work}, {"metadata": {"topic": {"in": ["work", "travel"]}}}),
+        ({food, none}, {"metadata": {"topic": {"ne": "work"}}}),
+        ({food, work}, {"metadata": {"score": "*"}}),
+        ({work}, {"metadata": {"topic": {"icontains": "WO"}, "score": {"gt": 6}}}),
+        ({food}, {"metadata": {"role": "cook"}}),  # the caller's metadata key, not the record's role
+        ({work}, {"role": "user"}),  # the record's role
+        ({none}, {"NOT": [{"metadata": {"score": "*"}}]}),
+    ]
+    for expected, raw in cases:
+        where = parse_filters(raw)
+        assert {r.id for r in store.list_records(ALICE, where)} == expected, raw
+        assert {h.memory_id for h in store.vector_search(ALICE, query, 5, where)} == expected, raw
+        assert {h.memory_id for h in store.keyword_search(ALICE, words("noodles"), 5, where)} == expected, raw
+        assert store.count_records(ALICE, where) == len(expected), raw
+
+
 def test_list_is_newest_first_and_limited(store: MemoryStore, embedder: Embedder) -> None:
     base = datetime(2026, 1, 1, tzinfo=UTC)
     for day in range(5):

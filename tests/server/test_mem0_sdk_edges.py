@@ -1,0 +1,68 @@
+"""mem0's Python SDK (mem0ai 2.2.1, unchanged) against a real jiyi server, where a new user of it used to trip
+(issue 31): reset() with agents and runs, the nested metadata filter, a metadata update, project administration,
+image messages and 422 answers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+os.environ["MEM0_TELEMETRY"] = "False"  # read when mem0 is imported: the SDK must not call PostHog from tests
+
+from mem0 import MemoryClient
+from tests.conftest import RunningServer
+
+from jiyi import AsyncMemory, build_embedder
+from jiyi.stores.base import MemoryStore
+
+
+def texts(page: dict[str, Any]) -> set[str]:
+    return {item["memory"] for item in page["results"]}
+
+
+# --- 2. mem0's nested metadata filter, on both stores ------------------------------------------------------------
+
+
+def test_the_nested_metadata_filter_works_on_every_route_that_takes_filters(
+        store: MemoryStore, make_server: Callable[..., RunningServer]) -> None:
+    server = make_server(AsyncMemory(store, build_embedder("hashing")))
+    client = MemoryClient(api_key="k", host=server.url)
+    client.add("I work at a bank in Lyon", user_id="alice", metadata={"topic": "work", "hours": 40}, infer=False)
+    client.add("I like the bank of the river Saone", user_id="alice", metadata={"topic": "travel"}, infer=False)
+    client.add("I cook on the river bank", user_id="alice", metadata={"topic": "food"}, infer=False)
+    work, travel, food = "I work at a bank in Lyon", "I like the bank of the river Saone", "I cook on the river bank"
+
+    def searched(filters: dict[str, Any]) -> set[str]:
+        return texts(client.search("bank", filters={"user_id": "alice", **filters}))
+
+    assert searched({"metadata": {"topic": "work"}}) == {work}
+    assert searched({"metadata": {"topic": {"in": ["work", "travel"]}}}) == {work, travel}
+    assert searched({"metadata": {"topic": {"ne": "work"}, "hours": "*"}}) == set()
+    assert searched({"metadata": {"hours": {"gte": 40}}}) == {work}
+    assert texts(client.search("bank", filters={"AND": [{"user_id": "alice"}, {"metadata": {"topic": "food"}}]})) \
+        == {food}
+    assert texts(client.get_all(filters={"user_id": "alice", "metadata": {"topic": {"nin": ["work"]}}})) == \
+        {travel, food}
+
+    nested = {"metadata": {"topic": {"in": ["travel"]}}}
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        answers = {
+            "/search (v1 body)": http.post("/search", json={"query": "bank", "user_id": "alice", "filters": nested}),
+            "/search (v2 body)": http.post("/search", json={"query": "bank",
+                                                            "filters": {"user_id": "alice", **nested}}),
+            "/v1/memories/search/": http.post("/v1/memories/search/", json={"query": "bank", "user_id": "alice",
+                                                                            "filters": nested}),
+            "/v2/memories/search/": http.post("/v2/memories/search/", json={"query": "bank",
+                                                                            "filters": {"user_id": "alice",
+                                                                                        **nested}}),
+            "/v2/memories/": http.post("/v2/memories/", json={"filters": {"user_id": "alice", **nested}}),
+        }
+        for route, answer in answers.items():
+            assert answer.status_code == 200, (route, answer.text)
+            assert texts(answer.json()) == {travel}, route
+        context = http.post("/context", json={"messages": [{"role": "user", "content": "tell me about the bank"}],
+                                              "user_id": "alice", "filters": nested, "min_relevance": 0})
+        assert {item["memory"] for item in context.json()["memories"]} == {travel}
