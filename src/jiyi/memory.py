@@ -145,6 +145,16 @@ def _expiration(value: Any) -> datetime | None:
     return parse_time(value, "expiration_date")
 
 
+# mem0's app_id names an entity, as user_id does; jiyi scopes nothing by it and keeps it in the metadata (where filters
+# find it). A metadata update replaces the caller's keys, not whose memory it is: these stay unless named anew.
+ENTITY_METADATA_KEYS = ("app_id",)
+
+
+def _replaced_metadata(current: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    kept = {key: current[key] for key in ENTITY_METADATA_KEYS if key in current and key not in new}
+    return {**new, **kept}
+
+
 def _embedding_lane(scope: Scope) -> str:
     """Passages of one user (else agent, else run) share a lane; lanes take turns at the embedding model."""
     if scope.user_id:
@@ -560,7 +570,7 @@ class AsyncMemory:
             if new_text is not None:
                 changes["content"] = new_text.strip()
             if metadata is not None:
-                changes["metadata"] = dict(metadata)
+                changes["metadata"] = _replaced_metadata(current.metadata, metadata)
             if expires is not _UNSET:
                 changes["expiration_date"] = expires
             updated, event = revise(current, Event.UPDATE, now, **changes)

@@ -182,6 +182,9 @@ await call("edgeSearchNested", () => alice.search("bank",
   { filters: { user_id: "alice", metadata: { topic: "work" } } }));
 await call("edgeGetAllNested", () => alice.getAll(
   { filters: { AND: [{ user_id: "alice" }, { metadata: { topic: { in: ["food", "travel"] } } }] } }));
+const plannedId = planned?.results?.[0]?.id;
+await call("edgeUpdateMetadata", () => alice.update(plannedId, { metadata: { topic: "job" } }));
+await call("edgeGetAfterUpdate", () => alice.get(plannedId));
 
 out.blockedRequests = blocked;
 console.log(JSON.stringify(out));

@@ -66,3 +66,24 @@ def test_the_nested_metadata_filter_works_on_every_route_that_takes_filters(
         context = http.post("/context", json={"messages": [{"role": "user", "content": "tell me about the bank"}],
                                               "user_id": "alice", "filters": nested, "min_relevance": 0})
         assert {item["memory"] for item in context.json()["memories"]} == {travel}
+
+
+# --- 3. a metadata update changes metadata only -------------------------------------------------------------------
+
+
+def test_a_metadata_update_keeps_app_agent_and_run(server: RunningServer) -> None:
+    client = MemoryClient(api_key="k", host=server.url)
+    [added] = client.add("I work at a bank", user_id="alice", agent_id="planner", run_id="r1", app_id="myapp",
+                         metadata={"topic": "work"}, infer=False)["results"]
+    ids = {"user_id": "alice", "agent_id": "planner", "run_id": "r1", "app_id": "myapp"}
+
+    updated = client.update(added["id"], metadata={"topic": "job", "since": 2021})
+    assert {key: updated[key] for key in ids} == ids
+    assert updated["metadata"] == {"topic": "job", "since": 2021, "app_id": "myapp"}
+    client.batch_update([{"memory_id": added["id"], "metadata": {"topic": "career"}}])
+    got = client.get(added["id"])
+    assert {key: got[key] for key in ids} == ids
+    assert got["metadata"] == {"topic": "career", "app_id": "myapp"}
+    assert got["memory"] == "I work at a bank"  # the text was not touched either
+    in_app = client.get_all(filters={"AND": [{"user_id": "alice"}, {"app_id": "myapp"}]})
+    assert [item["id"] for item in in_app["results"]] == [added["id"]]

@@ -236,3 +236,12 @@ def test_deletes_one_a_batch_a_user_an_agent(driven: dict[str, Any]) -> None:
 def test_the_nested_metadata_filter_selects_in_search_and_get_all(driven: dict[str, Any]) -> None:
     assert texts(answer(driven, "edgeSearchNested")["results"]) == ["I work at a bank in Lyon"]
     assert texts(answer(driven, "edgeGetAllNested")["results"]) == ["I cook on the river bank"]  # added as a string
+
+
+def test_a_metadata_update_keeps_the_app_agent_and_run(driven: dict[str, Any]) -> None:
+    planned_id = answer(driven, "edgeAddScoped")["results"][0]["id"]
+    for label in ("edgeUpdateMetadata", "edgeGetAfterUpdate"):
+        item = answer(driven, label)
+        assert item["id"] == planned_id
+        assert (item["userId"], item["agentId"], item["runId"], item["appId"]) == ("alice", "planner", "r1", "myapp")
+        assert item["metadata"] == {"topic": "job", "app_id": "myapp"}
