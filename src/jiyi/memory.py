@@ -155,6 +155,9 @@ def _replaced_metadata(current: dict[str, Any], new: dict[str, Any]) -> dict[str
     return {**new, **kept}
 
 
+ENTITY_FIELDS = {"user": "user_id", "agent": "agent_id", "run": "run_id"}
+
+
 def _embedding_lane(scope: Scope) -> str:
     """Passages of one user (else agent, else run) share a lane; lanes take turns at the embedding model."""
     if scope.user_id:
@@ -620,14 +623,43 @@ class AsyncMemory:
     ) -> dict[str, str]:
         scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
         scope.require()
-        where = parse_filters(rest)
-
-        def work() -> None:
-            for record in self.store.list_records(scope, where, include_expired=True):
-                self._delete(record.id, None, "deleted with delete_all")
-
-        await self._run(work)
+        await self._run(self._delete_scope, scope, parse_filters(rest))
         return {"message": "All relevant memories deleted"}
+
+    def _delete_scope(self, scope: Scope, where: Node | None) -> int:
+        records = self.store.list_records(scope, where, include_expired=True)
+        for record in records:
+            self._delete(record.id, None, "deleted with delete_all")
+        return len(records)
+
+    async def delete_entity(self, kind: str, name: str, *, user_id: str | None = None,
+                            agent_id: str | None = None) -> dict[str, Any]:
+        """Delete every memory of one user, agent or run (only among one user's, or one agent's, memories with
+        `user_id` / `agent_id`: what a key bound to them may reach).
+
+        Answers what went: {"memories": how many, "entities": each user, agent or run left with none, the one named
+        among them}; an agent whose memories were all its user's goes with the user. An entity that an earlier delete
+        already emptied (mem0's SDKs delete every listed entity in turn, the user before its agents) answers with
+        nothing deleted; one that never had memories here is NotFound."""
+        field = ENTITY_FIELDS.get(kind)
+        if field is None:
+            raise InvalidInput(f"entity type must be user, agent or run (jiyi has no {kind!r} scope)")
+        within = {"user_id": user_id, "agent_id": agent_id}
+        if within.get(field) not in (None, name):
+            raise NotFound(f"{kind} {name} not found")  # among one user's memories there is no other user
+        scope = Scope(**{**within, field: name})
+
+        def work() -> dict[str, Any]:
+            before = self.store.entities(user_id)
+            listed = any(e.kind == kind and e.name == name for e in before)
+            if not listed and next(iter(self.store.iter_records(scope, include_deleted=True)), None) is None:
+                raise NotFound(f"{kind} {name} not found")
+            deleted = self._delete_scope(scope, None)
+            left = {(e.kind, e.name) for e in self.store.entities(user_id)}
+            return {"memories": deleted, "entities": [{"type": e.kind, "name": e.name} for e in before
+                                                      if (e.kind, e.name) not in left]}
+
+        return dict(await self._run(work))
 
     async def reset(self) -> dict[str, str]:
         await self._run(self.store.reset)
@@ -1052,6 +1084,10 @@ class Memory:
 
     def delete_all(self, **kwargs: Any) -> dict[str, str]:
         return self._loop.run(self.aio.delete_all(**kwargs))
+
+    def delete_entity(self, kind: str, name: str, *, user_id: str | None = None,
+                      agent_id: str | None = None) -> dict[str, Any]:
+        return self._loop.run(self.aio.delete_entity(kind, name, user_id=user_id, agent_id=agent_id))
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         return self._loop.run(self.aio.history(memory_id))

@@ -178,6 +178,8 @@ const planned = await call("edgeAddScoped", () => alice.add([{ role: "user", con
   { userId: "alice", agentId: "planner", runId: "r1", appId: "myapp", metadata: { topic: "work" }, infer: false }));
 await call("edgeAddString", () => alice.add("I cook on the river bank",
   { userId: "alice", metadata: { topic: "food" }, infer: false }));
+await call("edgeAddBob", () => bob.add([{ role: "user", content: "I collect coins" }],
+  { userId: "bob", agentId: "planner", infer: false }));
 await call("edgeSearchNested", () => alice.search("bank",
   { filters: { user_id: "alice", metadata: { topic: "work" } } }));
 await call("edgeGetAllNested", () => alice.getAll(
@@ -185,6 +187,13 @@ await call("edgeGetAllNested", () => alice.getAll(
 const plannedId = planned?.results?.[0]?.id;
 await call("edgeUpdateMetadata", () => alice.update(plannedId, { metadata: { topic: "job" } }));
 await call("edgeGetAfterUpdate", () => alice.get(plannedId));
+await call("edgeAdminAdd", () => admin.add([{ role: "user", content: "I write poems at night" }],
+  { userId: "carol", agentId: "scribe", runId: "s1", infer: false }));
+await call("edgeDeleteUsersAlice", () => alice.deleteUsers());  // reset: her user, her planner, her run
+await call("edgeUsersAliceAfter", () => alice.users());
+await call("edgeUsersAdminBefore", () => admin.users());
+await call("edgeDeleteUsersAdmin", () => admin.deleteUsers());  // users first: their agents and runs go with them
+await call("edgeUsersAdminAfter", () => admin.users());
 
 out.blockedRequests = blocked;
 console.log(JSON.stringify(out));

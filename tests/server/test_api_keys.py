@@ -127,6 +127,11 @@ def test_an_agent_key_stays_with_its_agent(keys: Keys, serve: Callable[..., Runn
     assert call(server, helper["key"], "GET", "/memories?agent_id=coach").status_code == 403
     listed = call(server, helper["key"], "GET", "/memories").json()["results"]
     assert [m["memory"] for m in listed] == ["told the helper"]
+    # Deleting its user (as mem0's reset() does) deletes only what the agent's key reaches.
+    deleted = call(server, helper["key"], "DELETE", "/v2/entities/user/alice/").json()["deleted"]
+    assert deleted == {"memories": 1, "entities": [{"type": "agent", "name": "helper"}]}
+    assert call(server, helper["key"], "DELETE", "/v2/entities/agent/coach/").status_code == 404
+    assert call(server, whole["key"], "GET", f"/memories/{other}").json()["memory"] == "told the coach"
 
 
 def test_an_admin_key_and_the_environments_keys_work_beside_issued_ones(

@@ -4,23 +4,92 @@ image messages and 422 answers."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
 
 os.environ["MEM0_TELEMETRY"] = "False"  # read when mem0 is imported: the SDK must not call PostHog from tests
 
-from mem0 import MemoryClient
+from mem0 import AsyncMemoryClient, MemoryClient
+from mem0.exceptions import MemoryNotFoundError
 from tests.conftest import RunningServer
 
 from jiyi import AsyncMemory, build_embedder
 from jiyi.stores.base import MemoryStore
 
+KEYS = {"key-alice": "alice", "key-bob": "bob"}
+ADMIN = "admin-secret"
+
 
 def texts(page: dict[str, Any]) -> set[str]:
     return {item["memory"] for item in page["results"]}
+
+
+def entity_names(client: MemoryClient) -> set[tuple[str, str]]:
+    return {(e["type"], e["name"]) for e in client.users()["results"]}
+
+
+# --- 1. reset() and delete_users() ------------------------------------------------------------------------------
+
+
+def test_reset_deletes_everything_whatever_agents_and_runs_users_have(server: RunningServer) -> None:
+    client = MemoryClient(api_key="k", host=server.url)
+    client.add("I plan my week on Sundays", user_id="alice", agent_id="planner", run_id="r1", infer=False)
+    client.add("I like jasmine tea", user_id="alice", infer=False)
+    client.add("I plan trips in spring", user_id="bob", agent_id="planner", infer=False)  # the agent is shared
+    client.add("a note of the run only", run_id="r2", infer=False)
+    assert entity_names(client) == {("user", "alice"), ("user", "bob"), ("agent", "planner"), ("run", "r1"),
+                                    ("run", "r2")}
+
+    assert client.reset() == {"message": "Client reset successful. All users and memories deleted."}
+    assert client.users()["results"] == []
+    assert client.get_all()["count"] == 0  # an open server: everyone's memories, none left
+
+
+def test_deleting_a_user_says_what_went_with_it_and_its_emptied_agents_are_no_error(server: RunningServer) -> None:
+    client = MemoryClient(api_key="k", host=server.url)
+    client.add("I plan my week on Sundays", user_id="alice", agent_id="planner", run_id="r1", infer=False)
+    client.add("I like jasmine tea", user_id="alice", infer=False)
+    client.add("I plan trips in spring", user_id="bob", agent_id="planner", infer=False)
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        alice = http.delete("/v2/entities/user/alice/").json()
+        assert alice == {"message": "Deleted user alice: 2 memories; run r1 had no other memories and went with it.",
+                         "deleted": {"memories": 2, "entities": [{"type": "user", "name": "alice"},
+                                                                 {"type": "run", "name": "r1"}]}}
+        again = http.delete("/v2/entities/run/r1/")  # what the SDK does next: r1 was listed before the delete
+        assert again.status_code == 200
+        assert again.json()["deleted"] == {"memories": 0, "entities": []}
+        assert "nothing more to delete" in again.json()["message"]
+    assert entity_names(client) == {("user", "bob"), ("agent", "planner")}  # bob's planner stays
+    client.delete_users(agent_id="planner")
+    assert client.users()["results"] == []
+    with pytest.raises(MemoryNotFoundError, match="agent never-was not found"):
+        client.delete_users(agent_id="never-was")  # a name that never had memories is still not found
+
+
+def test_a_user_keys_reset_deletes_only_its_own_user(make_server: Callable[..., RunningServer]) -> None:
+    server = make_server(user_api_keys=KEYS, admin_api_key=ADMIN)
+    alice = MemoryClient(api_key="key-alice", host=server.url)
+    bob = MemoryClient(api_key="key-bob", host=server.url)
+    alice.add("I keep a bonsai", agent_id="gardener", run_id="g1", infer=False)
+    alice.add("I water it on Mondays", run_id="g1", infer=False)
+    bob.add("I collect stamps", agent_id="gardener", infer=False)
+
+    alice.reset()
+    assert alice.users()["results"] == [] and alice.get_all()["count"] == 0
+    assert texts(bob.get_all()) == {"I collect stamps"}
+    assert entity_names(bob) == {("user", "bob"), ("agent", "gardener")}
+
+    async def the_async_client() -> None:
+        client = AsyncMemoryClient(api_key="key-bob", host=server.url)
+        await client.reset()
+        assert (await client.users())["results"] == []
+
+    asyncio.run(the_async_client())
 
 
 # --- 2. mem0's nested metadata filter, on both stores ------------------------------------------------------------

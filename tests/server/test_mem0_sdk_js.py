@@ -225,7 +225,8 @@ def test_deletes_one_a_batch_a_user_an_agent(driven: dict[str, Any]) -> None:
     assert answer(driven, "deleteAll") == {"message": "Memories deleted successfully!"}
     assert answer(driven, "getAllAfterDeleteAll")["count"] == 0
     assert entities(answer(driven, "usersAfterDeleteAll")) == {("user", "bob"): 1, ("agent", "poet"): 1}
-    assert answer(driven, "deleteUser") == {"message": "Entity deleted successfully!"}
+    assert answer(driven, "deleteUser") == {"message": "Deleted agent poet: 1 memory.",
+                                            "deleted": {"memories": 1, "entities": [{"type": "agent", "name": "poet"}]}}
     assert answer(driven, "deleteUsers") == {"message": "Entity deleted successfully."}
     assert entities(answer(driven, "usersAfterDeleteUsers")) == {}
 
@@ -245,3 +246,12 @@ def test_a_metadata_update_keeps_the_app_agent_and_run(driven: dict[str, Any]) -
         assert item["id"] == planned_id
         assert (item["userId"], item["agentId"], item["runId"], item["appId"]) == ("alice", "planner", "r1", "myapp")
         assert item["metadata"] == {"topic": "job", "app_id": "myapp"}
+
+
+def test_delete_users_without_arguments_deletes_whatever_agents_and_runs_there_are(driven: dict[str, Any]) -> None:
+    assert answer(driven, "edgeDeleteUsersAlice") == {"message": "All users, agents, apps and runs deleted."}
+    assert entities(answer(driven, "edgeUsersAliceAfter")) == {}
+    assert entities(answer(driven, "edgeUsersAdminBefore")) == {  # alice's reset left bob's planner and carol
+        ("user", "bob"): 1, ("user", "carol"): 1, ("agent", "planner"): 1, ("agent", "scribe"): 1, ("run", "s1"): 1}
+    assert answer(driven, "edgeDeleteUsersAdmin") == {"message": "All users, agents, apps and runs deleted."}
+    assert entities(answer(driven, "edgeUsersAdminAfter")) == {}

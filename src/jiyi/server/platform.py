@@ -36,6 +36,7 @@ from jiyi.server.platform_schemas import (
 )
 from jiyi.server.responses import Entities as EntityList
 from jiyi.server.responses import (
+    EntityDeleted,
     Export,
     ExportAccepted,
     FeedbackEntry,
@@ -385,21 +386,25 @@ async def list_entities(m: MemoryDep, who: Caller) -> dict[str, Any]:
     return {"count": len(results), "next": None, "previous": None, "results": results}
 
 
-@router.delete("/v2/entities/{entity_type}/{entity_id}/", response_model=None, responses=answers(Message, NOT_FOUND))
+@router.delete("/v2/entities/{entity_type}/{entity_id}/", response_model=None,
+               responses=answers(EntityDeleted, NOT_FOUND))
 @router.delete("/v1/entities/{entity_type}/{entity_id}/", include_in_schema=False)
-async def delete_entity(entity_type: str, entity_id: str, m: MemoryDep, who: Caller) -> dict[str, str]:
-    """Delete every memory of one user, agent or run (soft: history keeps the trail until the purge)."""
-    field = {"user": "user_id", "agent": "agent_id", "run": "run_id"}.get(entity_type)
-    if field is None:
-        raise InvalidInput(f"entity type must be user, agent or run (jiyi has no {entity_type!r} scope)")
-    if who.kind == "user" and field == "user_id" and entity_id != who.user_id:
-        raise NotFound(f"{entity_type} {entity_id} not found")
-    target = Target(who, None, **{field: entity_id})
-    if not any(e["type"] == entity_type and e["name"] == entity_id
-               for e in await m.entities(user_id=target.user_id)):
-        raise NotFound(f"{entity_type} {entity_id} not found")
-    await m.delete_all(**target.ids)
-    return {"message": "Entity deleted successfully!"}
+async def delete_entity(entity_type: str, entity_id: str, m: MemoryDep, who: Caller) -> dict[str, Any]:
+    """Delete every memory of one user, agent or run (soft: history keeps the trail until the purge), and say what
+    went. One that an earlier delete already emptied (the user before its agents, as `reset()` deletes them) is
+    answered with nothing deleted, not an error."""
+    deleted = await m.delete_entity(entity_type, entity_id, user_id=who.user_id if who.kind == "user" else None,
+                                    agent_id=who.agent_id)
+    return {"message": _deleted_sentence(entity_type, entity_id, deleted), "deleted": deleted}
+
+
+def _deleted_sentence(kind: str, name: str, deleted: dict[str, Any]) -> str:
+    if not deleted["memories"]:
+        return f"{kind} {name} has no memories left (an earlier delete took them); nothing more to delete."
+    others = [f"{e['type']} {e['name']}" for e in deleted["entities"] if (e["type"], e["name"]) != (kind, name)]
+    went = f"; {', '.join(others)} had no other memories and went with it" if others else ""
+    count = deleted["memories"]
+    return f"Deleted {kind} {name}: {count} {'memory' if count == 1 else 'memories'}{went}."
 
 
 # --- exports, summary, feedback -------------------------------------------------------------------------------------

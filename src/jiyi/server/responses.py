@@ -223,6 +223,21 @@ class Entities(_Answer):
     results: list[EntityItem]
 
 
+class EntityRef(_Answer):
+    type: str
+    name: str
+
+
+class Deleted(_Answer):
+    memories: int = Field(description="memories deleted by this call")
+    entities: list[EntityRef] = Field(description="users, agents and runs left with no memories, the one named too")
+
+
+class EntityDeleted(_Answer):
+    message: str
+    deleted: Deleted
+
+
 class Project(_Answer):
     id: str
     name: str
