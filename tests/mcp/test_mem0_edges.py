@@ -41,3 +41,24 @@ def test_search_and_get_memories_take_the_nested_metadata_filter(make_server: Ca
 
     asyncio.run(scenario())
 
+
+def test_delete_entities_without_arguments_deletes_the_connections_user(make_server: Callable[..., RunningServer],
+                                                                         tmp_path: Path) -> None:
+    server = server_at(make_server, tmp_path)
+
+    async def scenario() -> None:
+        async with over_http(server.url, BOB) as bob:
+            await ok(bob, "add_memory", {"text": "I collect stamps", "agent_id": "helper"})
+        async with over_http(server.url, ALICE) as alice:
+            await ok(alice, "add_memory", {"text": "I work at a bank in Lyon", "agent_id": "helper", "run_id": "s1"})
+            await ok(alice, "add_memory", {"text": "I cook on the river bank"})
+            await ok(alice, "delete_entities", {})  # user_id: "default: the connection's user"
+            assert (await ok(alice, "get_memories", {}))["count"] == 0
+            assert (await ok(alice, "list_entities"))["results"] == []  # her agent and run went with her
+        async with over_http(server.url, ADMIN) as admin:
+            assert "not tied to one user" in await refused(admin, "delete_entities", {})
+            entities = (await ok(admin, "list_entities"))["results"]
+            assert [(e["type"], e["name"], e["total_memories"]) for e in entities] == [
+                ("user", "bob", 1), ("agent", "helper", 1)]
+
+    asyncio.run(scenario())

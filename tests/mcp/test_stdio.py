@@ -139,12 +139,13 @@ def test_mem0_tools_with_their_own_arguments(tmp_path: Path) -> None:
             assert history[-1]["event"] == "DELETE" and "reason" not in history[-1]  # a plain delete, not a forget
 
             await ok(client, "add_memory", {"text": "今天心情不错", "run_id": "s1"})
-            assert "name the user_id" in await refused(client, "delete_entities", {})
             await ok(client, "delete_entities", {"run_id": "s1"})
             assert (await ok(client, "get_memories", {"filters": {"run_id": "s1"}}))["count"] == 0
             assert (await ok(client, "get_memories"))["count"] == 1
-            await ok(client, "delete_all_memories")
+            await ok(client, "add_memory", {"text": "我周末去爬山", "agent_id": "coach"})
+            await ok(client, "delete_entities", {})  # the connection's user, as user_id's description says
             assert (await ok(client, "get_memories"))["count"] == 0
+            assert (await ok(client, "list_entities"))["results"] == []
 
     asyncio.run(scenario())
 

@@ -172,8 +172,11 @@ async def list_entities(memory: AsyncMemory, caller: Caller, args: dict[str, Any
 
 
 async def delete_entities(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    if not any(args.get(key) for key in ("user_id", "agent_id", "app_id", "run_id")):
-        raise InvalidInput("name the user_id, agent_id, app_id or run_id to delete")
+    """As its schema says: the connection's user when none is named (deleting that user); a connection tied to no
+    user must name what to delete."""
+    if caller.user_id is None and not any(args.get(key) for key in ("user_id", "agent_id", "app_id", "run_id")):
+        raise InvalidInput("name the user_id, agent_id, app_id or run_id to delete: this connection (an admin key, "
+                           "or a server without keys) is not tied to one user")
     return await memory.delete_all(**_mem0_scope(caller, args), filters=_app_filter(args))
 
 

@@ -297,8 +297,8 @@ def mem0_tools(max_text_chars: int, max_query_chars: int) -> list[ToolSpec]:
             input_schema=_object({})),
         ToolSpec("delete_entities", "Delete entities (mem0)", description=(
             "mem0's delete_entities: remove a user, agent, app or run and all its memories. jiyi keeps no entity "
-            "apart from its memories, so this is delete_all_memories for the named scope; at least one must be "
-            "named. Example: {\"run_id\": \"<session id>\"}"),
+            "apart from its memories, so this is delete_all_memories for the named scope; with nothing named, the "
+            "connection's user and all its memories. Examples: {\"run_id\": \"<session id>\"}; {}"),
             input_schema=_object(dict(scope)),
             writes=True, destructive=True),
     ]
