@@ -64,3 +64,8 @@ class UnsupportedMediaType(InvalidInput):
 
 class NotSupportedYet(JiyiError):
     """A documented feature whose implementation has not landed; never silently ignored."""
+
+
+class NotOffered(JiyiError):
+    """Something mem0's platform has that a jiyi server does not and will not (projects to create, members to
+    invite): the message says so, and what jiyi has instead."""

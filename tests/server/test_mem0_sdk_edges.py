@@ -15,10 +15,11 @@ import pytest
 os.environ["MEM0_TELEMETRY"] = "False"  # read when mem0 is imported: the SDK must not call PostHog from tests
 
 from mem0 import AsyncMemoryClient, MemoryClient
-from mem0.exceptions import MemoryNotFoundError
+from mem0.exceptions import MemoryError, MemoryNotFoundError
 from tests.conftest import RunningServer
 
 from jiyi import AsyncMemory, build_embedder
+from jiyi.server.platform import NO_PROJECTS
 from jiyi.stores.base import MemoryStore
 
 KEYS = {"key-alice": "alice", "key-bob": "bob"}
@@ -156,3 +157,33 @@ def test_a_metadata_update_keeps_app_agent_and_run(server: RunningServer) -> Non
     assert got["memory"] == "I work at a bank"  # the text was not touched either
     in_app = client.get_all(filters={"AND": [{"user_id": "alice"}, {"app_id": "myapp"}]})
     assert [item["id"] for item in in_app["results"]] == [added["id"]]
+
+
+# --- 4. project administration: a 501 that says why ---------------------------------------------------------------
+
+
+def test_project_administration_is_a_501_whose_sentence_the_sdk_shows(server: RunningServer) -> None:
+    client = MemoryClient(api_key="k", host=server.url)
+    calls = {
+        "project.create": lambda: client.project.create("second project", description="x"),
+        "project.delete": lambda: client.project.delete(),
+        "project.get_members": lambda: client.project.get_members(),
+        "project.add_member": lambda: client.project.add_member("lin@example.com", role="READER"),
+        "project.update_member": lambda: client.project.update_member("lin@example.com", role="OWNER"),
+        "project.remove_member": lambda: client.project.remove_member("lin@example.com"),
+    }
+    for name, call in calls.items():
+        with pytest.raises(MemoryError) as refused:
+            call()
+        error = refused.value
+        assert type(error) is MemoryError, name  # not MemoryNotFoundError: nothing is missing
+        assert (str(error), error.error_code) == (NO_PROJECTS, "HTTP_501"), name
+    assert NO_PROJECTS.startswith("a single-tenant jiyi server has no projects")
+    assert client.project.get()["id"] == "default"  # the project the key is stays readable
+
+    async def the_async_client() -> None:
+        async_client = AsyncMemoryClient(api_key="k", host=server.url)
+        with pytest.raises(MemoryError, match="single-tenant"):
+            await async_client.project.create("another")
+
+    asyncio.run(the_async_client())

@@ -18,6 +18,7 @@ from jiyi.errors import (
     InvalidInput,
     JiyiError,
     NotFound,
+    NotOffered,
     NotSupportedYet,
     Overloaded,
     PayloadTooLarge,
@@ -40,6 +41,7 @@ STATUS = (
     (EmbeddingMismatch, 409),
     (ConfigError, 400),
     (NotSupportedYet, 501),
+    (NotOffered, 501),
     (BackendUnavailable, 503),
 )
 
@@ -52,7 +54,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(JiyiError)
     async def jiyi_error(request: Request, exc: JiyiError) -> JSONResponse:
         response = error_response(exc)
-        if response.status_code >= 500:
+        if response.status_code >= 500 and not isinstance(exc, NotOffered):  # asked for what jiyi has not: no fault
             log.warning("%s %s -> %s: %s", request.method, request.url.path, response.status_code, exc)
         return response
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from jiyi.errors import InvalidInput, NotFound
+from jiyi.errors import InvalidInput, NotFound, NotOffered
 from jiyi.filters import split_scope
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy, Principal
@@ -53,7 +53,7 @@ from jiyi.server.responses import (
 )
 from jiyi.server.responses import Summary as SummaryAnswer
 from jiyi.server.routes import CHANGED, COMMON_ERRORS, NOT_FOUND, Caller, Limits, MemoryDep, MetricsDep, _owned, state
-from jiyi.server.schemas import MessageIn
+from jiyi.server.schemas import ErrorBody, MessageIn
 
 ORG_ID = "jiyi"
 FEEDBACK_VALUES = ("POSITIVE", "NEGATIVE", "VERY_NEGATIVE")
@@ -169,6 +169,30 @@ async def update_project(org_id: str, project_id: str, body: ProjectUpdate, requ
     await _set_state(request, key, settings)
     return {"message": "Updated custom instructions" if "custom_instructions" in body.model_fields_set
             else "Project updated"}
+
+
+NO_PROJECTS = ("a single-tenant jiyi server has no projects to create or delete and no members to manage: each API "
+               "key is a project of its own (issue one per user with `jiyi keys create`)")
+NOT_OFFERED: dict[int | str, dict[str, Any]] = {
+    501: {"model": ErrorBody, "description": "jiyi has no such thing; `detail` says what it has instead"}}
+
+
+async def project_administration(who: Caller) -> None:
+    """mem0's project and member administration: a 501 that says why, which mem0's SDK shows as the error's
+    message (not a 404, which it would report as a missing memory)."""
+    raise NotOffered(NO_PROJECTS)
+
+
+# What mem0's SDK calls (client.project.create, delete, get_members, add_member, update_member, remove_member), each
+# an operation of its own in the OpenAPI document.
+_PROJECTS = "/api/v1/orgs/organizations/{org_id}/projects/"
+_MEMBERS = _PROJECTS + "{project_id}/members/"
+for method, path, name in (
+        ("POST", _PROJECTS, "create_project"), ("DELETE", _PROJECTS + "{project_id}/", "delete_project"),
+        ("GET", _MEMBERS, "get_project_members"), ("POST", _MEMBERS, "add_project_member"),
+        ("PUT", _MEMBERS, "update_project_member"), ("DELETE", _MEMBERS, "remove_project_member")):
+    router.add_api_route(path, project_administration, methods=[method], name=name, response_model=None,
+                         status_code=501, responses=NOT_OFFERED)
 
 
 def _own_project(who: Principal, org_id: str, project_id: str) -> None:
