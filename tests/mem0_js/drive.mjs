@@ -174,6 +174,7 @@ await call("deleteUsers", () => bob.deleteUsers({ userId: "bob" }));
 await call("usersAfterDeleteUsers", () => admin.users());
 
 // --- where a new user used to trip (issue 31) ------------------------------------------------------------------------
+const MOCHI = "https://example.com/mochi.png";
 const planned = await call("edgeAddScoped", () => alice.add([{ role: "user", content: "I work at a bank in Lyon" }],
   { userId: "alice", agentId: "planner", runId: "r1", appId: "myapp", metadata: { topic: "work" }, infer: false }));
 await call("edgeAddString", () => alice.add("I cook on the river bank",
@@ -187,6 +188,12 @@ await call("edgeGetAllNested", () => alice.getAll(
 const plannedId = planned?.results?.[0]?.id;
 await call("edgeUpdateMetadata", () => alice.update(plannedId, { metadata: { topic: "job" } }));
 await call("edgeGetAfterUpdate", () => alice.get(plannedId));
+await call("edgeImage", () => alice.add([{ role: "user", content: { type: "image_url", image_url: { url: MOCHI } } }],
+  { userId: "alice", infer: false }));
+await call("edgeImageCaption", () => alice.add([{ role: "user",
+  content: { type: "image_url", image_url: { url: MOCHI }, caption: "my cat Mochi asleep on the sofa" } }],
+  { userId: "alice", infer: false }));
+await call("edgeTopKZero", () => alice.search("bank", { filters: { user_id: "alice" }, topK: 0 }));
 await call("edgeAdminAdd", () => admin.add([{ role: "user", content: "I write poems at night" }],
   { userId: "carol", agentId: "scribe", runId: "s1", infer: false }));
 await call("edgeDeleteUsersAlice", () => alice.deleteUsers());  // reset: her user, her planner, her run

@@ -15,7 +15,7 @@ import pytest
 os.environ["MEM0_TELEMETRY"] = "False"  # read when mem0 is imported: the SDK must not call PostHog from tests
 
 from mem0 import AsyncMemoryClient, MemoryClient
-from mem0.exceptions import MemoryError, MemoryNotFoundError
+from mem0.exceptions import MemoryError, MemoryNotFoundError, ValidationError
 from tests.conftest import RunningServer
 
 from jiyi import AsyncMemory, build_embedder
@@ -24,6 +24,7 @@ from jiyi.stores.base import MemoryStore
 
 KEYS = {"key-alice": "alice", "key-bob": "bob"}
 ADMIN = "admin-secret"
+CAT = "https://example.com/mochi.png"
 
 
 def texts(page: dict[str, Any]) -> set[str]:
@@ -187,3 +188,57 @@ def test_project_administration_is_a_501_whose_sentence_the_sdk_shows(server: Ru
             await async_client.project.create("another")
 
     asyncio.run(the_async_client())
+
+
+# --- 6. image messages, strings, and every 422 a plain sentence ----------------------------------------------------
+
+
+def test_an_image_is_kept_by_its_caption_or_text_and_refused_plainly_without(server: RunningServer) -> None:
+    client = MemoryClient(api_key="k", host=server.url)
+    image = {"type": "image_url", "image_url": {"url": CAT}}
+    with pytest.raises(ValidationError) as refused:
+        client.add({"role": "user", "content": image}, user_id="alice", infer=False)
+    message = str(refused.value)
+    assert message.startswith("messages[0].content is an image (image_url) with no text"), message
+    assert '"caption"' in message and "{'loc'" not in message
+
+    captioned = client.add({"role": "user", "content": {**image, "caption": "my cat Mochi asleep on the sofa"}},
+                           user_id="alice", infer=False)
+    beside_text = client.add([{"role": "user", "content": [{"type": "text", "text": "This is my cat Mochi"}, image]}],
+                             user_id="alice", infer=False)
+    assert [r["memory"] for r in captioned["results"] + beside_text["results"]] == [
+        "my cat Mochi asleep on the sofa", "This is my cat Mochi"]
+    with pytest.raises(ValidationError, match=r"a PDF \(pdf_url\) with no text"):
+        client.add([{"role": "user", "content": {"type": "pdf_url", "pdf_url": {"url": "https://example.com/a.pdf"}}}],
+                   user_id="alice", infer=False)
+    inferred = client.add({"role": "user", "content": {**image, "caption": "I adopted a cat called Mochi"}},
+                          user_id="alice", async_mode=False)
+    assert [r["event"] for r in inferred["results"]] == ["ADD"]
+
+
+def test_every_422_is_one_sentence_naming_the_field(server: RunningServer) -> None:
+    client = MemoryClient(api_key="k", host=server.url)
+    refusals = {
+        "messages[0].content is required": lambda: client.add([{"role": "user"}], user_id="alice"),
+        "messages[0].content must be a string, an object or a list":
+            lambda: client.add([{"role": "user", "content": 7}], user_id="alice"),
+        "top_k must be greater than or equal to 1": lambda: client.search("tea", filters={"user_id": "a"}, top_k=0),
+        "threshold must be less than or equal to 1":
+            lambda: client.search("tea", filters={"user_id": "a"}, threshold=3),
+        "filters must be an object": lambda: client.get_all(filters=["user_id", "a"]),
+        "memories must not be empty": lambda: client.batch_update([]),
+    }
+    for sentence, call in refusals.items():
+        with pytest.raises(ValidationError) as refused:
+            call()
+        assert (str(refused.value), refused.value.error_code) == (sentence, "HTTP_422")
+
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        said = http.post("/memories", json={"messages": "I live in Lyon", "user_id": "alice", "infer": False})
+        assert [r["memory"] for r in said.json()["results"]] == ["I live in Lyon"]  # a string: one user message
+        empty = http.post("/memories", json={"messages": "", "user_id": "alice"})
+        listed = http.get("/memories", params={"user_id": "alice", "top_k": "many"})
+        body = http.post("/search", json=["query", "tea"])
+    assert (empty.status_code, empty.json()) == (422, {"detail": "messages must not be empty"})
+    assert (listed.status_code, listed.json()) == (422, {"detail": "query parameter top_k must be an integer"})
+    assert (body.status_code, body.json()) == (422, {"detail": "the request body must be an object"})

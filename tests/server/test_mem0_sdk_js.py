@@ -248,6 +248,21 @@ def test_a_metadata_update_keeps_the_app_agent_and_run(driven: dict[str, Any]) -
         assert item["metadata"] == {"topic": "job", "app_id": "myapp"}
 
 
+def test_an_image_is_kept_by_its_caption_and_refused_plainly_without(driven: dict[str, Any]) -> None:
+    refused = driven["edgeImage"]
+    assert (refused["error"], refused["errorCode"]) == ("ValidationError", "HTTP_400"), refused
+    assert json.loads(refused["message"]) == {"detail": (
+        'messages[0].content is an image (image_url) with no text: jiyi does not look at images or documents, so '
+        'give what it shows as a "caption" beside image_url or as a {"type": "text"} part')}
+    assert texts(answer(driven, "edgeImageCaption")["results"]) == ["my cat Mochi asleep on the sofa"]
+
+
+def test_a_422_is_a_sentence_naming_the_field(driven: dict[str, Any]) -> None:
+    refused = driven["edgeTopKZero"]
+    assert (refused["error"], refused["errorCode"]) == ("ValidationError", "HTTP_422"), refused
+    assert json.loads(refused["message"]) == {"detail": "top_k must be greater than or equal to 1"}
+
+
 def test_delete_users_without_arguments_deletes_whatever_agents_and_runs_there_are(driven: dict[str, Any]) -> None:
     assert answer(driven, "edgeDeleteUsersAlice") == {"message": "All users, agents, apps and runs deleted."}
     assert entities(answer(driven, "edgeUsersAliceAfter")) == {}

@@ -72,14 +72,36 @@ def check_json_value(value: Any, field: str) -> Any:
     return value
 
 
-def _text_of(content: Any, index: int) -> str:
+# Content parts with nothing jiyi can read (mem0's multimodal messages, OpenAI's parts), named as the refusal names
+# them. jiyi does not look at images or fetch documents: it keeps a part's "caption", or the text parts beside it.
+MEDIA_PARTS = {"image_url": "an image", "input_image": "an image", "mdx_url": "a document", "pdf_url": "a PDF",
+               "file": "a file", "input_file": "a file", "input_audio": "audio"}
+TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+
+
+def content_text(content: Any, where: str, *, media_needs_text: bool = True) -> str:
+    """The text of a message's content: a string, one content part, or a list of them (text parts joined, a media
+    part by its caption). Media without any text is refused when the text is to be remembered (`media_needs_text`);
+    read for retrieval it is simply no text."""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        # OpenAI multi-part content: keep the text parts (images have no text to remember here).
-        parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-        return "\n".join(part for part in parts if isinstance(part, str))
-    raise InvalidInput(f"messages[{index}].content must be a string or a list of content parts")
+    parts = [content] if isinstance(content, dict) else content
+    if not isinstance(parts, list):
+        raise InvalidInput(f"{where} must be a string, a content part or a list of content parts")
+    texts: list[str] = []
+    media: list[str] = []
+    for part in parts:
+        kind = part.get("type") if isinstance(part, dict) else None
+        text = part.get("text") if kind in TEXT_PARTS else part.get("caption") if kind in MEDIA_PARTS else None
+        if isinstance(text, str) and text.strip():
+            texts.append(text)
+        elif kind in MEDIA_PARTS:
+            media.append(kind)
+    if media and not texts and media_needs_text:
+        raise InvalidInput(f"{where} is {MEDIA_PARTS[media[0]]} ({media[0]}) with no text: jiyi does not look at "
+                           f'images or documents, so give what it shows as a "caption" beside {media[0]} or as a '
+                           f'{{"type": "text"}} part')
+    return "\n".join(texts)
 
 
 def _message(item: Any, index: int, *, content_required: bool) -> ChatMessage:
@@ -97,7 +119,8 @@ def _message(item: Any, index: int, *, content_required: bool) -> ChatMessage:
     external_id = item.get("id", item.get("message_id"))
     return ChatMessage(
         role=role,
-        content=check_text(_text_of(content, index), f"messages[{index}].content") if content is not None else "",
+        content=check_text(content_text(content, f"messages[{index}].content", media_needs_text=content_required),
+                           f"messages[{index}].content") if content is not None else "",
         name=check_text(name, f"messages[{index}].name") if name else None,
         created_at=parse_time(item.get("created_at", item.get("timestamp")), f"messages[{index}].created_at"),
         external_id=str(external_id) if external_id is not None else None,

@@ -26,6 +26,7 @@ from jiyi.errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
+from jiyi.server.validation import validation_sentence
 
 log = logging.getLogger("jiyi.server")
 
@@ -60,11 +61,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        # FastAPI's default echoes each bad `input` back: that may be a user's private message, and a lone
-        # surrogate in it would make the answer itself unencodable. Say where and what, not the value.
-        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
-                  for e in exc.errors()]
-        return JSONResponse({"detail": errors}, status_code=422)
+        return JSONResponse({"detail": validation_sentence(exc.errors())}, status_code=422)
 
 
 def error_response(exc: JiyiError) -> JSONResponse:

@@ -15,6 +15,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from jiyi.core.messages import content_text
 from jiyi.errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
 
 JSON_CONTENT_TYPES = ("application/json",)
@@ -43,15 +44,12 @@ class RequestLimits:
         self.check_text(value, field, self.max_message_chars, "JIYI_MAX_MESSAGE_CHARS")
 
     def check_messages(self, messages: Iterable[Any]) -> None:
-        """Each message's text: a string, or the text parts of OpenAI's multi-part content."""
+        """Each message's text: a string, or what jiyi keeps of its content parts (text parts, captions)."""
         for index, message in enumerate(messages):
             content = message.get("content") if isinstance(message, Mapping) else getattr(message, "content", None)
-            if isinstance(content, list):
-                size = sum(len(str(part.get("text", ""))) for part in content if isinstance(part, Mapping))
-                if size > self.max_message_chars:
-                    raise PayloadTooLarge(f"messages[{index}].content is {size:,} characters; the limit is "
-                                          f"{self.max_message_chars:,} (JIYI_MAX_MESSAGE_CHARS)")
-            elif isinstance(content, str):
+            if isinstance(content, list | dict):
+                content = content_text(content, f"messages[{index}].content", media_needs_text=False)
+            if isinstance(content, str):
                 self.check_message_text(content, f"messages[{index}].content")
 
     def check_metadata(self, metadata: Mapping[str, Any] | None, field: str = "metadata") -> None:

@@ -53,7 +53,7 @@ from jiyi.server.responses import (
 )
 from jiyi.server.responses import Summary as SummaryAnswer
 from jiyi.server.routes import CHANGED, COMMON_ERRORS, NOT_FOUND, Caller, Limits, MemoryDep, MetricsDep, _owned, state
-from jiyi.server.schemas import ErrorBody, MessageIn
+from jiyi.server.schemas import ErrorBody, as_messages
 
 ORG_ID = "jiyi"
 FEEDBACK_VALUES = ("POSITIVE", "NEGATIVE", "VERY_NEGATIVE")
@@ -205,9 +205,7 @@ def _own_project(who: Principal, org_id: str, project_id: str) -> None:
 
 async def _add(body: PlatformAdd, request: Request, m: AsyncMemory, mx: Any, who: Principal, cap: Any,
                idempotency_key: str | None, async_default: bool) -> dict[str, Any]:
-    messages = body.messages
-    if isinstance(messages, str):
-        messages = [MessageIn.model_validate({"role": "user", "content": messages})]
+    messages = as_messages(body.messages)
     cap.check_messages(messages)
     cap.check_metadata(body.metadata)
     cap.check_query(body.custom_instructions, "custom_instructions")

@@ -32,7 +32,7 @@ from jiyi.server.responses import (
     SearchResults,
     answers,
 )
-from jiyi.server.schemas import ContextBody, ErrorBody, MemoryCreate, MemoryUpdate, SearchBody
+from jiyi.server.schemas import ContextBody, ErrorBody, MemoryCreate, MemoryUpdate, SearchBody, as_messages
 from jiyi.server.state import ServerState
 from jiyi.wiring import redact
 
@@ -45,7 +45,7 @@ _ERRORS = {
     413: "the body or a field is larger than the limit `detail` names",
     429: "this key sent more requests than its rate allows; retry after the Retry-After header's seconds",
     415: "the body is not JSON",
-    422: "a field has the wrong type or is out of range; `detail` lists where",
+    422: "a field has the wrong type or is out of range; `detail` names it and says what it must be",
     503: "a backend is unavailable or the server is overloaded; retry after the Retry-After header's seconds",
 }
 COMMON_ERRORS: dict[int | str, dict[str, Any]] = {
@@ -184,7 +184,8 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
     stored, with an `event_id` to poll at GET /events/{event_id}."""
     if idempotency_key and body.idempotency_key and idempotency_key != body.idempotency_key:
         raise InvalidInput("the Idempotency-Key header and idempotency_key name different keys; give one")
-    cap.check_messages(body.messages)
+    messages = as_messages(body.messages)
+    cap.check_messages(messages)
     cap.check_metadata(body.metadata)
     cap.check_query(body.prompt, "prompt")
     user_id = AccessPolicy.bind_user(who, body.user_id)
@@ -192,7 +193,7 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
     _require_scope(user_id, agent_id, body.run_id)
     started = time.perf_counter()
     result = await m.add(
-        [msg.model_dump(exclude_none=True) for msg in body.messages],
+        [msg.model_dump(exclude_none=True) for msg in messages],
         user_id=user_id, agent_id=agent_id, run_id=body.run_id, metadata=body.metadata,
         infer=body.infer, memory_type=body.memory_type, prompt=body.prompt,
         expiration_date=body.expiration_date, timestamp=body.timestamp,

@@ -12,21 +12,28 @@ class _Body(BaseModel):
 
 
 class ErrorBody(BaseModel):
-    """Every error answer. `detail` is a sentence saying what to fix; for a 422, where each field went wrong."""
+    """Every error answer. `detail` is a sentence saying what to fix; for a 422, which field and what it must be."""
 
-    detail: str | list[dict[str, Any]]
+    detail: str
 
 
 class MessageIn(_Body):
     role: str = Field(..., description="user, assistant, system, tool")
-    content: str | list[dict[str, Any]]
+    content: str | dict[str, Any] | list[dict[str, Any]] = Field(..., description=(
+        'text, or content parts: {"type": "text", "text": …}; an image or document part ({"type": "image_url", '
+        '"image_url": {"url": …}}, mdx_url, pdf_url) is kept by its "caption", or by the text parts beside it'))
     name: str | None = None
     id: str | None = Field(None, description="the caller's id for the message, kept as provenance")
     created_at: str | float | None = Field(None, description="when the message was said (ISO 8601 or Unix s)")
 
 
+def as_messages(messages: list[MessageIn] | str) -> list[MessageIn]:
+    """A string is one user message, as mem0's SDKs take it."""
+    return [MessageIn.model_validate({"role": "user", "content": messages})] if isinstance(messages, str) else messages
+
+
 class MemoryCreate(_Body):
-    messages: list[MessageIn] = Field(..., min_length=1)
+    messages: list[MessageIn] | str = Field(..., min_length=1, description="the turn; a string is one user message")
     user_id: str | None = None
     agent_id: str | None = None
     run_id: str | None = None

@@ -54,6 +54,7 @@ from jiyi.server.ui.pictures import (
 )
 from jiyi.server.ui.rendering import cookie, error, go, json_form, render, seg, text_field, to_login, url
 from jiyi.server.ui.session import COOKIE_PATH, LANG_COOKIE, SESSION_COOKIE, csrf_valid
+from jiyi.server.validation import validation_sentence
 
 HERE = Path(__file__).parent
 # The only files served from static/: a fixed list, so a path can never name anything else on disk.
@@ -85,9 +86,7 @@ class ConsoleRoute(APIRoute):
             except JiyiError as exc:
                 response = error(request, status_for(exc), str(exc))
             except RequestValidationError as exc:
-                where = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', '')}"
-                                  for e in exc.errors())
-                response = error(request, 400, where)
+                response = error(request, 400, validation_sentence(exc.errors()))
             if not request.url.path.startswith("/ui/static/"):
                 response.headers.update(PAGE_HEADERS)
             return response
