@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import datetime
 from typing import Any
 
@@ -85,8 +84,9 @@ def assert_memory_item(item: dict[str, Any], memory: str | None = None) -> None:
 
 
 def detail_text(response: httpx.Response) -> str:
-    """The error's `detail`, flattened to lower-case text (FastAPI's 422 detail is a list of objects)."""
+    """The error's `detail` in lower case; it is always one sentence, a 422's too (never pydantic's list)."""
     body = response.json()
     assert "detail" in body, body
     detail = body["detail"]
-    return (detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False)).lower()
+    assert isinstance(detail, str) and detail, body
+    return detail.lower()
