@@ -87,7 +87,8 @@ def test_requests_for_advice_are_recognised(query: str) -> None:
 
 @pytest.mark.parametrize("query", ["你今天有什么不一样？", "我妹妹叫什么来着", "When did I move to Shanghai?",
                                    "哈哈好的", "我周末去哪了", "人死了以后会去哪", "我昨天买了什么",
-                                   "推荐我吃泰式咖喱的人是谁", "Who recommended the pizza?", "你吃了啥", "我昨天做了啥"])
+                                   "推荐我吃泰式咖喱的人是谁", "Who recommended the pizza?",
+                                   "你吃了啥", "我昨天做了啥"])
 def test_other_questions_are_not_requests_for_advice(query: str) -> None:
     assert not asks_for_advice(query)
 
