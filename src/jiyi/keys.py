@@ -11,11 +11,15 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Protocol
 
 from jiyi.errors import InvalidInput
 from jiyi.records import utcnow
 
 KEY_PREFIX = "jiyi_"
+# When `jiyi keys reopen` was last run (ISO 8601; "" when never): the store's state, so that every server process on
+# the store learns of it.
+REOPENED_AT = "api_keys:reopened_at"
 
 
 class KeyScope(StrEnum):
@@ -71,3 +75,56 @@ def new_key(scope: str, user_id: str | None = None, agent_id: str | None = None,
     key_id = "key_" + secrets.token_hex(6)
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
     return ApiKey(key_id, key_hash(secret), kind, user_id, agent_id, name), secret
+
+
+class KeyRegistry(Protocol):
+    """What of a store the functions below use (stores/base.py: KeyStore, and the memory store's named state)."""
+
+    def keys_issued(self) -> bool: ...
+
+    def list_api_keys(self) -> list[ApiKey]: ...
+
+    def get_state(self, key: str) -> str | None: ...
+
+    def set_state(self, key: str, value: str) -> None: ...
+
+
+def reopened(store: KeyRegistry) -> bool:
+    """Whether `jiyi keys reopen` was run after the last key was revoked, and no key was issued since: servers on
+    the store take requests without a key again (those allowed to, see server/auth.py)."""
+    marker = store.get_state(REOPENED_AT)
+    if not marker:
+        return False
+    since = datetime.fromisoformat(marker)
+    # Read from the keys themselves, not from a flag `keys create` would have to clear: a key issued later (by any
+    # path) closes the server again, and so does revoking it, as long as it was revoked after the reopening.
+    return all(key.revoked_at is not None and key.revoked_at <= since for key in store.list_api_keys())
+
+
+def keys_close_server(store: KeyRegistry, *, reopen_allowed: bool = True) -> bool:
+    """Whether the store's issued keys close the servers on it: one was ever issued (revoking the last key must not
+    open a server to everyone), unless `jiyi keys reopen` has been run since and `reopen_allowed`."""
+    if not store.keys_issued():
+        return False
+    return not (reopen_allowed and reopened(store))
+
+
+def end_reopening(store: KeyRegistry) -> None:
+    """A key was issued: servers are closed again. reopened() reads that from the keys as well; clearing the mark
+    spares every server process reading the whole key list every few seconds from then on."""
+    if store.get_state(REOPENED_AT):
+        store.set_state(REOPENED_AT, "")
+
+
+def active_keys(store: KeyRegistry) -> list[ApiKey]:
+    return [key for key in store.list_api_keys() if key.active]
+
+
+def reopen(store: KeyRegistry, when: datetime) -> None:
+    """Let servers on the store take requests without a key again (`jiyi keys reopen`); refused while a key is
+    active, since those who hold one would find the door open to everyone."""
+    still = active_keys(store)
+    if still:
+        raise InvalidInput(f"{len(still)} key(s) still active ({', '.join(key.id for key in still[:5])}): revoke "
+                           "them first (jiyi keys revoke KEY_ID), or keep the server closed")
+    store.set_state(REOPENED_AT, when.isoformat())

@@ -94,7 +94,10 @@ def test_an_issued_key_reaches_its_user_only_until_it_is_revoked(keys: Keys, ser
     assert keys.run("revoke", alice["id"], check=False).returncode == 2  # already revoked: said, not ignored
     time.sleep(KEYS_FRESH)
     assert call(server, alice["key"], "GET", f"/memories/{memory_id}").status_code == 401
-    assert add(server, None, "the last key is gone", user_id="bob").status_code == 401  # still closed, not open
+    closed = add(server, None, "the last key is gone", user_id="bob")
+    assert closed.status_code == 401  # still closed, not open, and the answer says the way back
+    assert "every key issued for it was revoked: run `jiyi keys reopen`" in closed.json()["detail"]
+    assert alice["key"] not in closed.text and alice["id"] not in closed.text
     assert keys.list() == [] and keys.list("--all")[0]["revoked_at"] is not None
 
 

@@ -50,6 +50,7 @@ def create_app(
     limits: RequestLimits | None = None,
     webhooks: WebhookOptions | None = None,
     mcp_tool_names: str = "underscore",
+    reopen_allowed: bool = True,
 ) -> FastAPI:
     """`user_api_keys` maps API keys to the one user_id each may access (see server/auth.py). `run_worker`: the
     server extracts queued turns (async adds, LLM retries) in the background; turn it off when separate workers do.
@@ -57,10 +58,13 @@ def create_app(
     `maintenance_interval`: seconds between lifecycle passes over every user (0: only on demand, POST /maintain).
     `limits`: the largest body, message, query and metadata accepted (RequestLimits' defaults when omitted).
     `webhooks`: how deliveries are sent and retried (WebhookOptions' defaults when omitted).
-    `mcp_tool_names`: how /mcp lists jiyi's tools, "underscore" (memory_add) or "dotted" (memory.add)."""
+    `mcp_tool_names`: how /mcp lists jiyi's tools, "underscore" (memory_add) or "dotted" (memory.add).
+    `reopen_allowed`: whether `jiyi keys reopen` may open the server again after its issued keys were all revoked
+    (see server/auth.py); `jiyi serve` turns it off on an address other than loopback unless --insecure."""
     limits = limits or RequestLimits()
     webhooks = webhooks or WebhookOptions()
-    policy = AccessPolicy(admin_api_key, user_api_keys, store=lambda: state.memory.store)
+    policy = AccessPolicy(admin_api_key, user_api_keys, store=lambda: state.memory.store,
+                          reopen_allowed=reopen_allowed)
     state = ServerState(memory, policy, limits)
     mcp = McpEndpoint(lambda: state.memory, tool_names=mcp_tool_names, refuse=error_response,
                       authenticate=lambda r: state.authenticate(presented_key(r.headers.get("x-api-key"),

@@ -9,6 +9,11 @@ Three modes, from the keys configured:
 
 User keys come from the environment (JIYI_API_KEYS, key → user_id) or are issued with `jiyi keys create` and kept
 hashed in the store (jiyi/keys.py), with a scope: "read" keys may look but not change.
+
+Revoking the last issued key does not open the server: a key is revoked when it leaked, and the one who holds it must
+not find the door open. The way back to open mode is said in every 401 such a server gives and in `jiyi keys
+revoke`'s output: `jiyi keys reopen`. A server on an address other than loopback, started without --insecure, never
+goes back to open mode that way (`jiyi serve` would not have started it keyless there); its 401 says so.
 """
 
 from __future__ import annotations
@@ -18,11 +23,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from jiyi.errors import Forbidden, Unauthorized
 from jiyi.filters import named_values, split_scope
-from jiyi.keys import ApiKey, KeyScope, key_hash
+from jiyi.keys import ApiKey, KeyRegistry, KeyScope, active_keys, key_hash, keys_close_server, reopened
 from jiyi.records import utcnow
 from jiyi.stores.base import KeyStore, MemoryStore
 
@@ -52,6 +57,11 @@ class Principal:
 
 ADMIN = Principal("admin", scope=KeyScope.ADMIN.value)
 OPEN = Principal("open")
+NEEDS_KEY = "this server needs an API key (X-API-Key or Authorization: Bearer)"
+
+
+class _Keys(KeyStore, KeyRegistry, Protocol):
+    """A store that keeps issued keys, with its named state (where `jiyi keys reopen` is recorded)."""
 
 
 def presented_key(x_api_key: str | None, authorization: str | None) -> str | None:
@@ -66,9 +76,11 @@ def presented_key(x_api_key: str | None, authorization: str | None) -> str | Non
 
 class AccessPolicy:
     def __init__(self, admin_api_key: str | None = None, user_api_keys: Mapping[str, str] | None = None,
-                 store: Callable[[], MemoryStore] | None = None) -> None:
+                 store: Callable[[], MemoryStore] | None = None, *, reopen_allowed: bool = True) -> None:
         """`store`: where keys issued with `jiyi keys create` are kept (the memory store, which /configure may
-        replace, hence a function)."""
+        replace, hence a function). `reopen_allowed`: whether `jiyi keys reopen` may open this server again once
+        every issued key is revoked (False on an address other than loopback, see the module's docstring)."""
+        self._reopen_allowed = reopen_allowed
         self._admin = admin_api_key or None
         self._users = dict(user_api_keys or {})
         # The same keys by their SHA-256, for a console session, which keeps only that (server/ui/session.py).
@@ -79,8 +91,9 @@ class AccessPolicy:
         self._touch_lock = threading.Lock()
         self._seen: dict[str, tuple[float, ApiKey | None]] = {}  # key hash -> (when looked up, the key)
         self._any_keys: tuple[float, bool] = (-KEYS_FRESH, False)
+        self._way_back: tuple[float, str] = (-KEYS_FRESH, "")
 
-    def _keys(self) -> KeyStore | None:
+    def _keys(self) -> _Keys | None:
         store = self._store() if self._store is not None else None
         return store if isinstance(store, KeyStore) else None
 
@@ -95,10 +108,32 @@ class AccessPolicy:
             if managed is not None:
                 return managed
             if self.closed:
-                raise Unauthorized("unknown API key")
+                raise Unauthorized("unknown API key" + self._how_to_reopen())
         if self.has_user_keys:
-            raise Unauthorized("this server needs an API key (X-API-Key or Authorization: Bearer)")
+            raise Unauthorized(NEEDS_KEY + self._how_to_reopen())
         return OPEN
+
+    def _how_to_reopen(self) -> str:
+        """What a 401 adds when every key issued with `jiyi keys create` was revoked: the way back to open mode.
+        Never a key, nor which ids or users there were."""
+        if self._users:
+            return ""  # keys from the environment are in use: nothing to say
+        keys = self._keys()
+        if keys is None:
+            return ""
+        when, said = self._way_back
+        if time.monotonic() - when >= KEYS_FRESH:  # a 401 without a key is cheap to send: bounded store reads
+            said = ""
+            if keys.keys_issued() and not active_keys(keys):
+                if not reopened(keys):
+                    said = ("; every key issued for it was revoked: run `jiyi keys reopen` on its store to take "
+                            "requests without a key again (open local mode), or issue a key with `jiyi keys create`")
+                elif not self._reopen_allowed:
+                    said = ("; every issued key was revoked and `jiyi keys reopen` was run, but this server listens "
+                            "on an address other than loopback and does not run there without keys: restart it "
+                            "with --insecure (a trusted network only), or issue a key with `jiyi keys create`")
+            self._way_back = (time.monotonic(), said)
+        return said
 
     def identify_hash(self, digest: str) -> Principal | None:
         """Who holds the key with this SHA-256 now (a console session keeps only that), or None: the key was
@@ -152,7 +187,7 @@ class AccessPolicy:
             return False
         when, known = self._any_keys
         if time.monotonic() - when >= KEYS_FRESH:
-            known = keys.keys_issued()
+            known = keys_close_server(keys, reopen_allowed=self._reopen_allowed)
             self._any_keys = (time.monotonic(), known)
         return known
 
