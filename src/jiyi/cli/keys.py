@@ -1,0 +1,67 @@
+"""`jiyi keys create | list | revoke`: API keys kept hashed in the store (jiyi/keys.py).
+
+Standard output carries the JSON a script reads; what a person needs to know next goes to standard error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from jiyi.cli.config import load_settings, memory_config
+from jiyi.errors import JiyiError
+
+
+def key_store(args: argparse.Namespace) -> Any:
+    """The store alone: managing keys needs no embedding model."""
+    from jiyi.stores import build_store
+    from jiyi.stores.base import KeyStore
+    from jiyi.wiring import normalize_config
+
+    store = build_store(normalize_config(memory_config(load_settings(args), args))["store"])
+    if not isinstance(store, KeyStore):
+        store.close()
+        raise JiyiError(f"this store ({type(store).__name__}) cannot keep API keys")
+    return store
+
+
+def store_closes_servers(args: argparse.Namespace) -> bool:
+    """Whether keys issued on the store close the servers on it (revoked ones too)."""
+    from jiyi.keys import keys_close_server
+
+    try:
+        store = key_store(args)
+    except JiyiError:
+        return False
+    try:
+        return keys_close_server(store)
+    finally:
+        store.close()
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from jiyi.keys import new_key
+    from jiyi.records import utcnow
+
+    store = key_store(args)
+    try:
+        if args.keys_command == "create":
+            key, secret = new_key(args.scope, args.user, args.agent, args.name)
+            store.add_api_key(key)
+            _print({**key.as_dict(), "key": secret})
+            print("jiyi: this is the only time the key is shown; it is stored hashed", file=sys.stderr)
+        elif args.keys_command == "list":
+            keys = store.list_api_keys()
+            _print([k.as_dict() for k in keys if args.all or k.active])
+        elif not store.revoke_api_key(args.key_id, utcnow()):
+            raise JiyiError(f"no active key {args.key_id!r} (jiyi keys list --all shows every key)")
+        else:
+            _print({"revoked": args.key_id})
+    finally:
+        store.close()
+    return 0
+
+
+def _print(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2))

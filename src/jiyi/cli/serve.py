@@ -1,0 +1,156 @@
+"""`jiyi serve`: the REST server, the console and MCP over HTTP, until SIGTERM or Ctrl+C."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+from jiyi.cli.config import load_settings, memory_config
+from jiyi.cli.keys import store_closes_servers
+from jiyi.settings import Settings
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    settings = load_settings(args)
+    config = memory_config(settings, args)
+    # Without keys every route is open: /reset and DELETE /memories to anyone who can reach the address.
+    may_be_open = bool(_loopback(settings.host) or settings.admin_api_key or settings.api_keys or settings.insecure)
+    if not may_be_open and not store_closes_servers(args):
+        print(f"jiyi: refusing to serve on {settings.host} with no keys: anyone who can reach it could read, change "
+              "and reset every memory. Set JIYI_ADMIN_API_KEY (admin routes) and JIYI_API_KEYS, or issue keys with "
+              "`jiyi keys create` (one key per user), or pass --insecure (JIYI_INSECURE=1) if the network itself is "
+              "trusted.", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if settings.workers > 1:
+        # Each worker process builds its own app from the environment (the command's flags are passed on there).
+        # They share nothing but the store, which is built for it: turns are claimed, locks and versions are in the
+        # store, and each user's maintenance runs in one process at a time.
+        for key in ("embedder", "config_file", "home"):
+            if getattr(args, key, None) is not None:
+                os.environ[f"JIYI_{key.upper()}"] = str(getattr(args, key))
+        if args.store is not None:
+            os.environ["JIYI_STORE"] = str(config["store"])
+        print(f"jiyi: {settings.workers} worker processes · http://{settings.host}:{settings.port}/docs",
+              file=sys.stderr)
+        uvicorn.run("jiyi.cli.serve:app_from_environment", factory=True, workers=settings.workers,
+                    host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
+                    timeout_graceful_shutdown=settings.shutdown_grace, timeout_keep_alive=KEEP_ALIVE_SECONDS)
+        return 0
+    app = _app(settings, config, reopen_allowed=may_be_open)
+    server_config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
+                                   timeout_graceful_shutdown=settings.shutdown_grace,
+                                   timeout_keep_alive=KEEP_ALIVE_SECONDS)
+    _serve_until_stopped(uvicorn.Server(server_config), settings.shutdown_grace + SHUTDOWN_MARGIN)
+    return 0
+
+
+def _app(settings: Settings, config: dict[str, Any], *, reopen_allowed: bool) -> Any:
+    """`reopen_allowed`: the server may go back to open mode with `jiyi keys reopen` only where it could have been
+    started without keys (server/auth.py)."""
+    from jiyi.memory import AsyncMemory
+    from jiyi.server import create_app
+    from jiyi.server.limits import RequestLimits
+    from jiyi.webhooks.dispatcher import WebhookOptions
+    from jiyi.wiring import redact
+
+    memory = AsyncMemory.from_config(config)
+    app = create_app(memory, admin_api_key=settings.admin_api_key, user_api_keys=settings.api_keys,
+                     cors_origins=settings.cors_origin_list(), maintenance_interval=settings.maintenance_interval,
+                     limits=RequestLimits(**settings.request_limits()),
+                     webhooks=WebhookOptions(**settings.webhook_options()), mcp_tool_names=settings.mcp_tool_names,
+                     reopen_allowed=reopen_allowed)
+    print(f"jiyi {redact(memory.store.url)} · embedder {memory.embedder.model_id} · pid {os.getpid()} · "
+          f"http://{_url_host(settings.host)}:{settings.port}/docs", file=sys.stderr)
+    return app
+
+
+def app_from_environment() -> Any:
+    """The server app as the JIYI_* variables describe it: what each worker process of `jiyi serve --workers N`
+    runs (uvicorn's factory). The parent process checked the settings and the store's folder."""
+    one_blas_thread()
+    settings = Settings(**{})
+    may_be_open = bool(_loopback(settings.host) or settings.admin_api_key or settings.api_keys or settings.insecure)
+    return _app(settings, settings.to_config(), reopen_allowed=may_be_open)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+# After the grace, the lifespan shutdown (worker, scheduler, store; bounded in server/app.py) gets this long before
+# the process exits anyway.
+SHUTDOWN_MARGIN = 2.0
+# An idle keep-alive connection is closed by the client first: uvicorn's default (5 s) equals httpx's own expiry (the
+# mem0 SDKs, most Python clients), and a request sent on a connection the server closed at that very moment failed
+# with ReadError (seen once under 64 clients in tests/reliability/test_concurrency.py). Longer than the usual load
+# balancer idle timeout (60 s) for the same reason: the proxy in front should be the one to close.
+KEEP_ALIVE_SECONDS = 75
+
+
+def _loopback(host: str) -> bool:
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
+
+
+def _serve_until_stopped(server: Any, deadline: float) -> None:
+    """Run a uvicorn server until SIGTERM or Ctrl+C, and be gone within `deadline` seconds of the signal.
+
+    Requests and extractions may be stuck in a worker thread (an embedding, a store call): Python cannot interrupt
+    them, and the interpreter joins such threads on exit. Nothing is lost by not waiting: a turn is stored before it
+    is processed, and one left unfinished is processed again after the next start."""
+    armed = threading.Event()
+
+    def exit_after(seconds: float) -> None:
+        if not armed.is_set():
+            armed.set()
+            timer = threading.Timer(seconds, _exit_now, args=(seconds,))
+            timer.daemon = True
+            timer.start()
+
+    exit_on_signal = server.handle_exit
+
+    def handle_exit(sig: int, frame: Any) -> None:
+        exit_on_signal(sig, frame)
+        exit_after(deadline)
+
+    server.handle_exit = handle_exit
+    # uvicorn raises the signal it caught again once it is done; the default SIGTERM action would end the process
+    # with status 143 before the event loop closes. How to exit is decided here instead.
+    previous = signal.signal(signal.SIGTERM, lambda sig, frame: None)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    exit_after(SHUTDOWN_MARGIN)  # idle pool threads are joined at once on exit; a busy one is not waited for
+
+
+def _exit_now(after: float) -> None:
+    logging.getLogger("jiyi.server").warning("shutdown still waiting for worker threads after %g s; exiting without "
+                                             "them (unfinished turns stay queued for the next start)", after)
+    logging.shutdown()  # flushes every handler
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def one_blas_thread() -> None:
+    # A scope's matrix-vector product gains nothing from a second BLAS thread, and idle BLAS threads spin on the cores
+    # the embedder needs (bench/scale.py measured e5 search 27 → 40 ms p50 beside another process's searches).
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
