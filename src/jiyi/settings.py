@@ -4,16 +4,20 @@ the CLI and the server's app factory turn them into a config dict; library class
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from jiyi.errors import ConfigError
 
 DEFAULT_HOME = Path("~/.jiyi")
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+_SCHEME_ONLY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")  # two letters at least: C:\\memory.db is a path
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
@@ -31,6 +35,15 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def _is_http_url(value: str) -> bool:
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 -- raises on a port that is not a number or out of range
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JIYI_", extra="ignore")
 
@@ -40,36 +53,37 @@ class Settings(BaseSettings):
     embedder: str = Field("e5", description='"e5", "use", "hashing" or "openai:<model>"')
     embedder_base_url: str | None = None
     embedder_api_key: str | None = None
-    embedder_dims: int | None = None
+    embedder_dims: int | None = Field(None, ge=1, description="vector size asked of an OpenAI-compatible embedder")
     llm: str | None = Field(None, description='chat LLM for extraction, e.g. "openai:gpt-4o-mini", '
                                              '"ollama:qwen2.5:7b", "deepseek:deepseek-chat"; unset: offline extraction')
     llm_base_url: str | None = None
     llm_api_key: str | None = None
-    llm_timeout: float | None = None
+    llm_timeout: float | None = Field(None, gt=0, description="seconds an LLM call may take")
     reranker: str | None = Field(None, description='optional second-stage ranking: "jina:<model>", "cohere:<model>", '
                                                   '"siliconflow:<model>", "tei", "vllm:<model>", "http:<model>" '
                                                   '(with JIYI_RERANKER_BASE_URL), or "llm" (the configured LLM)')
     reranker_base_url: str | None = None
     reranker_api_key: str | None = None
-    host: str = "127.0.0.1"
-    port: int = 8888
+    host: str = Field("127.0.0.1", description="address the server listens on")
+    port: int = Field(8888, ge=1, le=65535, description="TCP port the server listens on")
     workers: int = Field(1, ge=1, le=64, description="server processes (jiyi serve --workers): each runs the API, an "
                                                      "extraction worker and the maintenance scheduler on one store")
     admin_api_key: str | None = Field(None, description="when set, admin routes (/configure, /reset) need it")
     insecure: bool = Field(False, description="serve on an address other than loopback with no keys at all "
                                               "(anyone who can reach it may read, change or reset every memory)")
-    api_keys: dict[str, str] = Field(
+    # NoDecode: the JSON is read by _api_keys below, so a value that is not JSON gets a sentence, not a traceback.
+    api_keys: Annotated[dict[str, str], NoDecode] = Field(
         default_factory=dict, description='user keys, JSON {"key": "user_id"}: each key may access one user only'
     )
     cors_origins: str = Field("", description='browser origins allowed to call the API, comma-separated '
                                               '("http://127.0.0.1:8000,https://chat.example.com"), or "*"')
-    maintenance_interval: float = Field(3600.0, description="seconds between lifecycle passes inside the server "
+    maintenance_interval: float = Field(3600.0, ge=0, description="seconds between lifecycle passes inside the server "
                                                             "(decay, forgetting, consolidation); 0: never")
     shutdown_grace: int = Field(10, ge=0, le=10, description="seconds SIGTERM lets in-flight requests "
                                                              "finish before they are cancelled; the process is "
                                                              "gone ~2 s later at most; unfinished turns stay "
                                                              "queued for the next start")
-    log_level: str = "info"
+    log_level: str = Field("info", description=f"the server's log level: {', '.join(LOG_LEVELS)}")
     max_body_bytes: int = Field(1 << 20, ge=1024, description="largest request body; larger answers 413")
     max_message_chars: int = Field(65_536, ge=1, description="largest message text (characters)")
     max_query_chars: int = Field(4_000, ge=1, description="largest search query or rewrite (characters)")
@@ -89,6 +103,66 @@ class Settings(BaseSettings):
                                   '"dotted" (memory.add, clients that accept dots)')
     rate_per_minute: int = Field(0, ge=0, description="requests a minute per API key (bursts up to as many), "
                                                       "then 429 with Retry-After; 0: no limit")
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _api_keys(cls, value: Any) -> Any:
+        # Never quote the value in the message: it holds keys.
+        expected = ('expected a JSON object of keys and the one user each reaches, e.g. \'{"<a long random key>": '
+                    '"alice"}\' (or issue keys with `jiyi keys create --user alice`)')
+        if isinstance(value, str):
+            if not value.strip():
+                return {}
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                raise ValueError(f"not JSON; {expected}") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"not a JSON object; {expected}")
+        if not all(isinstance(k, str) and k.strip() and isinstance(v, str) and v.strip() for k, v in value.items()):
+            raise ValueError(f"every key and every user_id must be a non-empty string; {expected}")
+        return value
+
+    @field_validator("store")
+    @classmethod
+    def _store(cls, value: str | None) -> str | None:
+        expected = "expected sqlite:///path/to/memory.db, postgresql://user@host:5432/db, or a file path"
+        if not value:
+            return value
+        if "://" not in value:
+            if _SCHEME_ONLY.match(value):  # "sqlite:", "postgres:/db": a URL gone wrong, not a file name
+                raise ValueError(f"not a store URL; {expected}")
+            return value
+        if value.lower().startswith("sqlite://"):
+            return value  # what follows is a path (or :memory:), not a host
+        try:
+            urlsplit(value).port  # noqa: B018 -- raises on a bad port or a broken [IPv6] host
+        except ValueError as exc:
+            raise ValueError(f"not a valid URL ({exc}); {expected}") from None
+        return value
+
+    @field_validator("embedder_base_url", "llm_base_url", "reranker_base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        if value is not None and not _is_http_url(value):
+            raise ValueError("not an http(s) URL; expected e.g. http://127.0.0.1:11434/v1 or https://api.example.com/v1")
+        return value
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _cors_origins(cls, value: str) -> str:
+        for origin in (o.strip().rstrip("/") for o in value.split(",")):
+            if origin and origin != "*" and not (_is_http_url(origin) and not urlsplit(origin).path):
+                raise ValueError(f"{origin!r} is not a browser origin; expected scheme://host[:port], comma-separated, "
+                                 "e.g. http://127.0.0.1:8000,https://chat.example.com, or *")
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _log_level(cls, value: str) -> str:
+        if value.strip().lower() not in LOG_LEVELS:
+            raise ValueError(f"not a log level; allowed: {', '.join(LOG_LEVELS)}")
+        return value.strip().lower()
 
     @classmethod
     def settings_customise_sources(

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from jiyi.cli.config import load_settings, memory_config
-from jiyi.errors import JiyiError
+from jiyi.errors import InvalidInput, JiyiError
 
 
 def _memory(args: argparse.Namespace) -> Any:
@@ -22,6 +22,20 @@ def _memory(args: argparse.Namespace) -> Any:
 
 def _print(data: Any) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _json_object(value: str | None, flag: str) -> dict[str, Any] | None:
+    """A flag's JSON object, read before anything is opened."""
+    if value is None:
+        return None
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{flag}: not valid JSON ({exc.msg} at character {exc.pos}); expected an object, e.g. "
+                           f"'{{\"source\": \"diary\"}}'") from None
+    if not isinstance(parsed, dict):
+        raise InvalidInput(f"{flag}: expected a JSON object {{...}}, got {type(parsed).__name__}")
+    return parsed
 
 
 def _scope_args(args: argparse.Namespace) -> dict[str, str]:
@@ -46,8 +60,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
+    metadata = _json_object(args.metadata, "--metadata")
     with _memory(args) as memory:
-        metadata = json.loads(args.metadata) if args.metadata else None
         messages = [{"role": args.role, "content": text} for text in args.text]
         _print(memory.add(messages, infer=args.infer, metadata=metadata, timestamp=args.timestamp,
                           expiration_date=args.expiration_date, remember=len(args.text) == 1, **_scope_args(args)))
@@ -79,8 +93,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    filters = _json_object(args.filters, "--filters")
     with _memory(args) as memory:
-        filters = json.loads(args.filters) if args.filters else None
         _print(memory.search(args.query, top_k=args.top_k, filters=filters, threshold=args.threshold,
                              explain=args.explain, **_scope_args(args)))
     return 0

@@ -53,7 +53,9 @@ def build_store(url: str) -> MemoryStore:
         return _sqlite("/" + url)
     factory = _REGISTRY.get(scheme.lower())
     if factory is None:
-        raise ConfigError(f"unknown store {url!r}; supported: {', '.join(f'{s}://' for s in sorted(_REGISTRY))}")
+        # The scheme alone: the rest of a URL may hold a password.
+        raise ConfigError(f"unknown store {scheme + '://'!r}; supported: "
+                          f"{', '.join(f'{s}://' for s in sorted(_REGISTRY))}")
     return factory(rest)
 
 
