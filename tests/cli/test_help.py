@@ -43,7 +43,8 @@ COMMANDS = _subcommands(build_parser())
 def test_every_command_is_covered() -> None:
     assert {c[0] for c in COMMANDS} >= {"serve", "mcp", "add", "search", "list", "history", "export", "import",
                                         "worker", "keys", "maintain"}
-    assert {c for c in COMMANDS if c[0] == "keys"} >= {("keys", "create"), ("keys", "list"), ("keys", "revoke")}
+    assert {c for c in COMMANDS if c[0] == "keys"} >= {("keys", "create"), ("keys", "list"), ("keys", "revoke"),
+                                                       ("keys", "reopen")}
 
 
 def test_version_says_which_jiyi_and_which_python(tmp_path: Path) -> None:

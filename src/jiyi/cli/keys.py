@@ -1,4 +1,4 @@
-"""`jiyi keys create | list | revoke`: API keys kept hashed in the store (jiyi/keys.py).
+"""`jiyi keys create | list | revoke | reopen`: API keys kept hashed in the store (jiyi/keys.py).
 
 Standard output carries the JSON a script reads; what a person needs to know next goes to standard error."""
 
@@ -27,7 +27,7 @@ def key_store(args: argparse.Namespace) -> Any:
 
 
 def store_closes_servers(args: argparse.Namespace) -> bool:
-    """Whether keys issued on the store close the servers on it (revoked ones too)."""
+    """Whether keys issued on the store close the servers on it (revoked ones too, until `jiyi keys reopen`)."""
     from jiyi.keys import keys_close_server
 
     try:
@@ -41,7 +41,7 @@ def store_closes_servers(args: argparse.Namespace) -> bool:
 
 
 def cmd_keys(args: argparse.Namespace) -> int:
-    from jiyi.keys import new_key
+    from jiyi.keys import active_keys, end_reopening, new_key, reopen, reopened
     from jiyi.records import utcnow
 
     store = key_store(args)
@@ -49,15 +49,33 @@ def cmd_keys(args: argparse.Namespace) -> int:
         if args.keys_command == "create":
             key, secret = new_key(args.scope, args.user, args.agent, args.name)
             store.add_api_key(key)
+            end_reopening(store)
             _print({**key.as_dict(), "key": secret})
             print("jiyi: this is the only time the key is shown; it is stored hashed", file=sys.stderr)
         elif args.keys_command == "list":
             keys = store.list_api_keys()
             _print([k.as_dict() for k in keys if args.all or k.active])
+        elif args.keys_command == "reopen":
+            if not store.keys_issued() or reopened(store):
+                _print({"reopened": False})
+                print("jiyi: no key closes this store's servers: they already take requests without a key",
+                      file=sys.stderr)
+                return 0
+            reopen(store, utcnow())
+            _print({"reopened": True})
+            print("jiyi: servers on this store take requests without a key again within 2 seconds (those on "
+                  "127.0.0.1, or started with --insecure; one on another address keeps asking for a key). The next "
+                  "`jiyi keys create` closes them again.", file=sys.stderr)
         elif not store.revoke_api_key(args.key_id, utcnow()):
             raise JiyiError(f"no active key {args.key_id!r} (jiyi keys list --all shows every key)")
         else:
             _print({"revoked": args.key_id})
+            if not active_keys(store):
+                # Revoking does not open the door (server/auth.py says why); say how to, where it was shut.
+                print("jiyi: that was the last active key. Servers on this store still refuse requests without a "
+                      "key (401): a revoked key must not open them to everyone. To take requests without a key "
+                      "again (open local mode): jiyi keys reopen. To give someone access: jiyi keys create --user "
+                      "ID.", file=sys.stderr)
     finally:
         store.close()
     return 0

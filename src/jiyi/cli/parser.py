@@ -217,13 +217,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how long to wait between looks when the queue is empty (default 2)")
 
     keys_parser = _command(
-        sub, "keys", None, "issue, list and revoke API keys (kept hashed in the store)",
+        sub, "keys", None, "issue, list, revoke API keys, or reopen a store whose keys were all revoked",
         ("API keys kept in the store, hashed. From the first `jiyi keys create` on, every server on the store needs "
          "a key (within 2 seconds). A key reaches one user (and, with --agent, one agent of theirs), or every user "
          "with --scope admin.",
-         "Revoking the last key does not open the servers again: a revoked key is often a leaked one."),
+         "Revoking the last key does not open the servers again: a revoked key is often a leaked one. `jiyi keys "
+         "reopen` does, for servers on 127.0.0.1 (or started with --insecure)."),
         ("jiyi keys create --user alice --name \"alice's phone\"", "jiyi keys list",
-         "jiyi keys revoke key_3f9a1c2b7d4e"))
+         "jiyi keys revoke key_3f9a1c2b7d4e", "jiyi keys reopen"))
     keys_sub = keys_parser.add_subparsers(dest="keys_command", required=True, metavar="KEYS_COMMAND")
     k = _command(keys_sub, "create", keys.cmd_keys, "issue a key for one user (printed once)",
                  "Issue a key and print it, with its id, as JSON. This is the only time the key is shown: the store "
@@ -244,9 +245,18 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--all", action="store_true", help="revoked keys too")
     k = _command(keys_sub, "revoke", keys.cmd_keys, "revoke a key by its id; servers stop taking it within seconds",
                  "Revoke a key by its id (key_..., from `jiyi keys list`): servers on the store refuse it within 2 "
-                 "seconds. When it was the last active key, servers still ask for a key.",
+                 "seconds. When it was the last active key, servers still ask for a key; `jiyi keys reopen` lets "
+                 "them take requests without one again.",
                  ("jiyi keys revoke key_3f9a1c2b7d4e",), (common,))
     k.add_argument("key_id", metavar="KEY_ID", help="the key's id (key_...), not the key")
+    _command(keys_sub, "reopen", keys.cmd_keys, "let servers take requests without a key again (all keys revoked)",
+             ("Return a store whose keys were all revoked to open local mode: servers on it take requests without "
+              "a key again, within 2 seconds. Refused while a key is still active. The next `jiyi keys create` "
+              "closes them again.",
+              "Only servers on 127.0.0.1 (or started with --insecure) open: one on another address keeps asking for "
+              "a key, and its 401 says so."),
+             ("jiyi keys reopen", "jiyi keys revoke key_3f9a1c2b7d4e && jiyi keys reopen"), (common,))
+
     p = _command(sub, "maintain", commands.cmd_maintain, "run a lifecycle pass: decay, forget, review, consolidate",
                  "Run one lifecycle pass now, as a server does every hour: memories fade along the forgetting curve, "
                  "those that have faded are forgotten (deleted, with a history row saying why), near-duplicates are "
