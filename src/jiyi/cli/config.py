@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import sys
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -81,6 +83,58 @@ def _allowed(name: str, error: ErrorDetails) -> str:
     return ""
 
 
-def memory_config(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
-    """The config a command's Memory (or key store) is built from."""
-    return settings.to_config()
+def store_source(settings: Settings, args: argparse.Namespace) -> str:
+    if getattr(args, "store", None) is not None:
+        return "--store"
+    if "store" in settings.model_fields_set:
+        return _environment("store")[0]
+    if settings.config_file is not None:
+        return f"the store of {settings.config_file}"
+    return "the default store"
+
+
+def memory_config(settings: Settings, args: argparse.Namespace, *, make_home: bool = True) -> dict[str, Any]:
+    """The config a command's Memory (or key store) is built from, its SQLite file's folder checked first (see
+    ready_folder). `make_home=False`: check only, make nothing yet (a command that may still refuse to run)."""
+    from jiyi.stores import sqlite_path
+    from jiyi.wiring import normalize_config
+
+    config = settings.to_config()
+    url = normalize_config(config)["store"]
+    path = sqlite_path(url)
+    if path is None:
+        return config
+    ready_folder(path, settings.home.expanduser().absolute(), url, store_source(settings, args), make_home)
+    if not path.is_absolute():
+        # Said as it was resolved: the server's banner, /health and GET /configure show the file it really is.
+        config["store"] = f"sqlite:///{path.absolute()}"
+    return config
+
+
+def ready_folder(path: Path, home: Path, url: str, source: str, make_home: bool = True) -> None:
+    """Make sure the SQLite file's folder exists before the store is opened.
+
+    jiyi's own data folder (JIYI_HOME, ~/.jiyi by default) is made when it is missing, with a line saying where:
+    that is the quick start. Any other folder is not. A store path whose folder does not exist is most often a typo,
+    or sqlite:///data/memory.db (three slashes: relative to wherever the command runs) written for /data/memory.db;
+    making the folder would hide the mistake behind a new, empty store that answers {"results": []}, and a server
+    would keep its users' memories in a place nobody meant (lost with the container, or the next deploy). SQLite
+    itself refuses to open a file in a missing folder, and so does this: one line with the absolute path the URL
+    resolved to and the two ways on, and nothing created."""
+    folder = path.absolute().parent
+    if folder.is_dir():
+        return
+    if folder == home:
+        if make_home:
+            folder.mkdir(parents=True, exist_ok=True)
+            print(f"jiyi: made the data folder {folder}", file=sys.stderr)
+        return
+    if folder.exists():
+        raise ConfigError(f"{source} {url}: {folder} is not a folder")
+    make = f"nothing was created. Make it (mkdir -p {shlex.quote(str(folder))})"
+    if path.is_absolute():
+        raise ConfigError(f"{source} {url}: the folder {folder} does not exist; {make} or choose a file in a folder "
+                          "that exists")
+    raise ConfigError(f"{source} {url}: the folder {folder} does not exist (a relative path, taken from the working "
+                      f"directory {Path.cwd()}); {make}, or if you meant /{path}, write sqlite:////{path} (four "
+                      "slashes)")

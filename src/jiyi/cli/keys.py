@@ -26,10 +26,16 @@ def key_store(args: argparse.Namespace) -> Any:
     return store
 
 
-def store_closes_servers(args: argparse.Namespace) -> bool:
-    """Whether keys issued on the store close the servers on it (revoked ones too, until `jiyi keys reopen`)."""
+def store_closes_servers(args: argparse.Namespace, config: dict[str, Any]) -> bool:
+    """Whether keys issued on the store close the servers on it (revoked ones too, until `jiyi keys reopen`).
+    A SQLite file not made yet has none, and is not made to say so."""
     from jiyi.keys import keys_close_server
+    from jiyi.stores import sqlite_path
+    from jiyi.wiring import normalize_config
 
+    path = sqlite_path(normalize_config(config)["store"])
+    if path is not None and not path.exists():
+        return False
     try:
         store = key_store(args)
     except JiyiError:

@@ -20,15 +20,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     settings = load_settings(args)
-    config = memory_config(settings, args)
+    config = memory_config(settings, args, make_home=False)  # nothing is made before every check has passed
     # Without keys every route is open: /reset and DELETE /memories to anyone who can reach the address.
     may_be_open = bool(_loopback(settings.host) or settings.admin_api_key or settings.api_keys or settings.insecure)
-    if not may_be_open and not store_closes_servers(args):
+    if not may_be_open and not store_closes_servers(args, config):
         print(f"jiyi: refusing to serve on {settings.host} with no keys: anyone who can reach it could read, change "
               "and reset every memory. Set JIYI_ADMIN_API_KEY (admin routes) and JIYI_API_KEYS, or issue keys with "
               "`jiyi keys create` (one key per user), or pass --insecure (JIYI_INSECURE=1) if the network itself is "
               "trusted.", file=sys.stderr)
         return 2
+    config = memory_config(settings, args)  # now the data folder may be made
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     if settings.workers > 1:
         # Each worker process builds its own app from the environment (the command's flags are passed on there).

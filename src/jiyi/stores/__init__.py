@@ -18,14 +18,23 @@ def register_store(scheme: str, factory: StoreFactory) -> None:
     _REGISTRY[scheme] = factory
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file a SQLite store URL names (`~` expanded, relative as given), or None: not SQLite, or in memory.
+    sqlite:///relative.db, sqlite:////abs/path.db, sqlite:///~/x.db, a bare path and sqlite://:memory: are accepted."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        rest = "/" + url  # a bare path means a SQLite file: the most common thing to type
+    elif scheme.lower() != "sqlite":
+        return None
+    path = rest[1:] if rest.startswith("/") else rest
+    return None if path in ("", ":memory:") else Path(path).expanduser()
+
+
 def _sqlite(rest: str) -> MemoryStore:
     from jiyi.stores.sqlite import SqliteStore
 
-    # sqlite:///relative.db, sqlite:////abs/path.db, sqlite:///~/x.db and sqlite://:memory: are all accepted.
-    path = rest[1:] if rest.startswith("/") else rest
-    if path in ("", ":memory:"):
-        return SqliteStore(":memory:")
-    return SqliteStore(Path(path).expanduser())
+    path = sqlite_path("sqlite://" + rest)
+    return SqliteStore(":memory:" if path is None else path)
 
 
 register_store("sqlite", _sqlite)
@@ -59,4 +68,4 @@ def build_store(url: str) -> MemoryStore:
     return factory(rest)
 
 
-__all__ = ["MemoryStore", "ScoredId", "build_store", "register_store"]
+__all__ = ["MemoryStore", "ScoredId", "build_store", "register_store", "sqlite_path"]
