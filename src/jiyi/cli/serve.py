@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 from typing import Any
 
 from jiyi.cli.config import load_settings, memory_config
 from jiyi.cli.keys import store_closes_servers
+from jiyi.errors import ConfigError
 from jiyi.settings import Settings
 
 
@@ -29,6 +32,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
               "`jiyi keys create` (one key per user), or pass --insecure (JIYI_INSECURE=1) if the network itself is "
               "trusted.", file=sys.stderr)
         return 2
+    check_address(settings.host, settings.port, args)  # before the model loads: a taken port is said at once
     config = memory_config(settings, args)  # now the data folder may be made
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     if settings.workers > 1:
@@ -81,6 +85,84 @@ def app_from_environment() -> Any:
     settings = Settings(**{})
     may_be_open = bool(_loopback(settings.host) or settings.admin_api_key or settings.api_keys or settings.insecure)
     return _app(settings, settings.to_config(), reopen_allowed=may_be_open)
+
+
+def check_address(host: str, port: int, args: argparse.Namespace) -> None:
+    """Bind the server's address once, before anything is loaded, so that a port in use (or an address that is not
+    this machine's) is said in one line with what to do, not in uvicorn's bind error after the model has loaded."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"{_named('host', args)} {host}: not an address jiyi can listen on ({exc.strerror}); give "
+                          "one of this machine's, e.g. 127.0.0.1 (this machine only) or 0.0.0.0 (every "
+                          "interface)") from None
+    for family, kind, proto, _, address in found:
+        try:
+            _bind_once(family, kind, proto, address)
+        except OSError as exc:
+            raise ConfigError(_bind_problem(exc, host, port, args)) from None
+
+
+def _bind_once(family: int, kind: int, proto: int, address: Any) -> None:
+    with socket.socket(family, kind, proto) as probe:
+        # As asyncio's server does: the TIME_WAIT of a server just stopped does not count as taken.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        probe.bind(address)
+
+
+def _bind_problem(exc: OSError, host: str, port: int, args: argparse.Namespace) -> str:
+    where = f"{_url_host(host)}:{port}"
+    if exc.errno == errno.EADDRINUSE:
+        # The operating system's words first: they are what people (and scripts) look for.
+        taken = f"address already in use: port {port} on {host} ({_occupant(host, port)})"
+        free = _free_port_after(host, port)
+        other = (f"choose another port: jiyi serve --port {free} (free now), or JIYI_PORT={free}" if free
+                 else "choose another port with --port or JIYI_PORT")
+        return f"{taken}; stop it, or {other}"
+    if exc.errno == errno.EACCES:
+        return (f"{_named('port', args)} {port}: only root may listen on a port below 1024; choose 1024 or above "
+                "(8888 is the default) and put a reverse proxy in front for 80 or 443")
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return (f"{_named('host', args)} {host}: not an address of this machine; use 127.0.0.1 (this machine only), "
+                "0.0.0.0 (every interface) or one of its own addresses")
+    return f"cannot listen on {where}: {exc.strerror or exc}"
+
+
+def _occupant(host: str, port: int) -> str:
+    """Who holds the port: a jiyi server says so on /health (and where its data is); anything else is named by
+    the operating system's tools."""
+    import httpx
+
+    target = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    url = f"http://{_url_host(target)}:{port}"
+    try:
+        health = httpx.get(f"{url}/health", timeout=1.0).json()
+    except (httpx.HTTPError, ValueError):
+        health = None
+    if isinstance(health, dict) and health.get("status") == "ok" and "embedder" in health:
+        return f"a jiyi server answers there: {url}/docs, store {health.get('store')}"
+    return f"held by another program: `lsof -i :{port}` shows which"
+
+
+def _free_port_after(host: str, port: int) -> int | None:
+    for candidate in range(port + 1, min(port + 20, 65535) + 1):
+        try:
+            for family, kind, proto, _, address in socket.getaddrinfo(host, candidate, type=socket.SOCK_STREAM,
+                                                                      flags=socket.AI_PASSIVE):
+                _bind_once(family, kind, proto, address)
+        except OSError:
+            continue
+        return candidate
+    return None
+
+
+def _named(setting: str, args: argparse.Namespace) -> str:
+    if getattr(args, setting, None) is not None:
+        return f"--{setting}"
+    variable = f"JIYI_{setting.upper()}"
+    return variable if any(name.upper() == variable for name in os.environ) else f"the default {setting}"
 
 
 def _url_host(host: str) -> str:
