@@ -15,7 +15,7 @@ from jiyi.filters import matches, merge_scope, parse_filters
 from jiyi.records import MemoryRecord, Scope
 from jiyi.stores.sqlite import SqliteStore
 
-KEYS = ["topic", "n", "flag", "tags_meta", "role"]
+KEYS = ["topic", "n", "flag", "tags_meta", "role", "categories"]
 scalars = st.one_of(st.sampled_from(["food", "work", "Food", "spicy food", "x"]), st.integers(-3, 12), st.booleans())
 metadata_values = st.one_of(scalars, st.lists(st.sampled_from(["a", "b", "food"]), max_size=3))
 
@@ -45,9 +45,11 @@ filters = st.recursive(
 )
 records = st.lists(
     st.builds(
-        lambda meta, role: MemoryRecord(content="some memory", scope=Scope("u"), metadata=meta, role=role),
+        lambda meta, role, categories: MemoryRecord(content="some memory", scope=Scope("u"), metadata=meta, role=role,
+                                                    categories=categories),
         st.dictionaries(st.sampled_from(KEYS[:4]), metadata_values, max_size=4),
         st.sampled_from([None, "user", "assistant"]),
+        st.lists(st.sampled_from(["food", "work", "Food", "x"]), max_size=3, unique=True),
     ),
     min_size=1, max_size=6,
 )
@@ -121,3 +123,20 @@ def test_the_nested_metadata_form_is_the_dotted_form() -> None:
     # Operators alone still filter a metadata key that is itself called "metadata".
     holder = MemoryRecord(content="z", scope=Scope("u"), metadata={"metadata": "a"})
     assert matches(parse_filters({"metadata": {"in": ["a", "b"]}}), holder)
+
+
+def test_categories_filter_on_their_elements_as_mem0s_do() -> None:
+    food = MemoryRecord(content="likes hot pot", scope=Scope("u"), categories=["food", "user_preferences"])
+    trip = MemoryRecord(content="went to Japan", scope=Scope("u"), categories=["travel"])
+    none = MemoryRecord(content="old memory", scope=Scope("u"))
+
+    def kept(raw: dict[str, Any]) -> list[str]:
+        node = parse_filters(raw)
+        return [r.content for r in (food, trip, none) if matches(node, r)]
+
+    assert kept({"categories": {"in": ["food", "health"]}}) == ["likes hot pot"]
+    assert kept({"categories": {"in": ["food", "travel"]}}) == ["likes hot pot", "went to Japan"]
+    assert kept({"categories": "travel"}) == kept({"categories": {"contains": "travel"}}) == ["went to Japan"]
+    assert kept({"categories": {"nin": ["food"]}}) == ["went to Japan", "old memory"]
+    assert kept({"categories": "*"}) == ["likes hot pot", "went to Japan"]
+    assert kept({"metadata.categories": "*"}) == []  # the caller's own metadata key stays reachable by name

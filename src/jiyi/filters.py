@@ -5,10 +5,13 @@
     {"AND": [...]}, {"OR": [...]}, {"NOT": [...]}   (NOT: none of the listed conditions holds)
     {"metadata": {"key": value or {op: v}, ...}}   mem0's platform form: the same as {"metadata.key": ...} for each key
 
-mem0's own fields (user_id, agent_id, run_id, actor_id, role, hash, created_at, updated_at, expiration_date) filter
-those fields; jiyi's record fields are named with a "jiyi." prefix ("jiyi.layer", "jiyi.importance"), so that a
-caller's metadata key such as "category" is never shadowed; every other key ("metadata.x" to be explicit) filters the
-caller's metadata. user_id / agent_id / run_id at the top level become the search scope.
+mem0's own fields (user_id, agent_id, run_id, actor_id, role, hash, created_at, updated_at, expiration_date,
+categories) filter those fields; `categories` is a list, and its conditions are about its elements, as mem0's are:
+{"categories": {"in": ["food", "travel"]}} holds for a memory in either, "food" or {"contains": "food"} for one in
+food, {"nin": [...]} for one in none of them, "*" for one with any. jiyi's record fields are named with a "jiyi."
+prefix ("jiyi.layer", "jiyi.importance"), so that a caller's metadata key such as "category" is never shadowed; every
+other key ("metadata.x" to be explicit) filters the caller's metadata. user_id / agent_id / run_id at the top level
+become the search scope.
 `matches` is the reference semantics; the SQL translations are tested against it.
 """
 
@@ -26,7 +29,10 @@ OPERATORS = frozenset({"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "conta
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 MEM0_COLUMNS = frozenset({
     "user_id", "agent_id", "run_id", "actor_id", "role", "hash", "created_at", "updated_at", "expiration_date",
+    "categories",
 })
+# List columns whose conditions are about their elements (mem0's categories), not the list as one value.
+ELEMENT_COLUMNS = frozenset({"categories"})
 JIYI_COLUMNS = frozenset({
     "memory_type", "layer", "category", "source", "importance", "strength", "access_count", "confidence",
     "verified", "last_accessed_at", "event_time", "tags",
@@ -264,7 +270,26 @@ def _compare(op: str, actual: Any, expected: Any) -> bool:
         return False
 
 
+def _eval_elements(cond: Condition, elements: list[Any]) -> bool:
+    op, expected = cond.op, cond.value
+    if op == "exists":
+        return bool(elements)
+    if op in ("eq", "contains"):
+        return expected in elements
+    if op == "ne":
+        return expected not in elements
+    if op == "in":
+        return any(value in elements for value in expected)
+    if op == "nin":
+        return not any(value in elements for value in expected)
+    if op == "icontains":
+        return any(isinstance(e, str) and e.lower() == expected.lower() for e in elements)
+    return False  # a list is not ordered against a value
+
+
 def _eval_condition(cond: Condition, record: MemoryRecord) -> bool:
+    if cond.column in ELEMENT_COLUMNS:
+        return _eval_elements(cond, getattr(record, cond.column))
     present, actual = _lookup(record, cond)
     op, expected = cond.op, cond.value
     if op == "exists":

@@ -21,6 +21,8 @@ from collections.abc import Coroutine, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from jiyi.categorizing import Categorizer
+from jiyi.core.categories import DEFAULT_NAMES, parse_custom_categories
 from jiyi.core.injection import MEMORY_HEADER
 from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import (
@@ -141,6 +143,13 @@ def _check_fraction(value: Any, name: str) -> None:
         raise InvalidInput(f"{name} must be a number between 0 and 1")
 
 
+def _custom_categories(value: Any) -> list[dict[str, str]] | None:
+    """mem0's custom_categories, checked, as [{"name": "description"}]; None for none (an empty list too)."""
+    if value is None or value == []:
+        return None
+    return [{name: text} for name, text in parse_custom_categories(value)]
+
+
 def _expiration(value: Any) -> datetime | None:
     return parse_time(value, "expiration_date")
 
@@ -189,8 +198,11 @@ class AsyncMemory:
         self.reranker = reranker
         self.config = config or {}
         self.lifecycle = lifecycle or LifecyclePolicy.from_config(self.config)
+        # mem0's categories for what is written; its prototypes are embedded by the model itself, in one batch.
+        self.categorizer = Categorizer(embedder, store)
         self.write_path = WritePath(store, self.embedding, llm,
-                                    write_settings or WriteSettings.from_config(self.config), clock, self.lifecycle)
+                                    write_settings or WriteSettings.from_config(self.config), clock, self.lifecycle,
+                                    self.categorizer)
         self.read_path = ReadPath(store, self.embedding, llm=llm, reranker=reranker,
                                   settings=read_settings or ReadSettings.from_config(self.config), clock=clock)
         self._turns_queued: asyncio.Event | None = None  # set by async adds; a worker waits on it
@@ -239,6 +251,7 @@ class AsyncMemory:
         idempotency_key: str | None = None,
         importance: float | None = None,
         remember: bool = False,
+        custom_categories: list[Any] | None = None,
     ) -> dict[str, Any]:
         """Store a chat turn and remember what is worth remembering in it.
 
@@ -253,6 +266,9 @@ class AsyncMemory:
         extraction makes nothing of is kept as a fact in the user's words. One user message alone that says something
         about its author ("I prefer aisle seats", as mem0's SDK sends add("…")) is taken as such a statement too.
 
+        `custom_categories`: mem0's, [{"name": "description"}, ...]: the categories the turn's memories are sorted
+        into instead of mem0's default fifteen (each memory's `categories`).
+
         `idempotency_key`: the caller's key for this add (HTTP: the Idempotency-Key header). An add sent again with
         the same key by the same owner within a day stores nothing and answers what the first one answered (a retry
         overlapping the original waits for it)."""
@@ -265,7 +281,8 @@ class AsyncMemory:
             request = dict(messages=messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
                            infer=infer, memory_type=memory_type, prompt=prompt, timestamp=timestamp,
                            expiration_date=expiration_date, filters=filters, async_mode=async_mode,
-                           injected_memory_ids=injected_memory_ids, importance=importance)
+                           injected_memory_ids=injected_memory_ids, importance=importance,
+                           custom_categories=custom_categories)
             return await self._add_once(_request_key(scope, idempotency_key), request)
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInput("metadata must be an object")
@@ -276,6 +293,7 @@ class AsyncMemory:
                                                 or not all(isinstance(i, str) for i in injected_memory_ids)):
             raise InvalidInput("injected_memory_ids must be a list of memory ids")
         _check_fraction(importance, "importance")
+        custom = _custom_categories(custom_categories)
         if importance is not None and infer:
             raise InvalidInput("importance is for infer=False adds, which store the text as given; with infer=True "
                                "each extracted fact's importance is assessed")
@@ -285,7 +303,7 @@ class AsyncMemory:
         kind = _memory_type(memory_type)
         if not infer:
             return await self._run(self._add_raw, parsed, scope, metadata or {}, turn_time, expires, kind,
-                                   0.5 if importance is None else float(importance))
+                                   0.5 if importance is None else float(importance), custom)
         stored = self._stored_messages(parsed, scope, metadata or {}, turn_time, self.clock())
         options: dict[str, Any] = {
             "explicit": asks_to_be_remembered(parsed, remember) or None,
@@ -294,6 +312,7 @@ class AsyncMemory:
             "prompt": prompt,
             "expiration_date": expires.isoformat() if expires else None,
             "injected_memory_ids": (injected_memory_ids or [])[:50],
+            "custom_categories": custom,
         }
         turn = TurnRecord(scope=scope, message_ids=[m.id for m in stored],
                           options={k: v for k, v in options.items() if v not in (None, [], {})})
@@ -488,7 +507,8 @@ class AsyncMemory:
         ]
 
     def _add_raw(self, parsed: list[ChatMessage], scope: Scope, metadata: dict[str, Any], turn_time: datetime | None,
-                 expires: datetime | None, kind: MemoryType, importance: float) -> dict[str, Any]:
+                 expires: datetime | None, kind: MemoryType, importance: float,
+                 custom_categories: list[Any] | None = None) -> dict[str, Any]:
         now = self.clock()
         stored = self._stored_messages(parsed, scope, metadata, turn_time, now)
         earlier = self.store.list_messages(scope, limit=1)  # before this turn's messages are stored
@@ -520,6 +540,9 @@ class AsyncMemory:
         with embedding_lane(_embedding_lane(scope)):
             vectors = self.embedding.embed_documents(embed_texts)
         self._bind_learnt_dims()
+        for record, categories in zip(records, self._categorize(custom_categories, [r.content for r in records],
+                                                                 vectors), strict=True):
+            record.categories = categories
         self.store.insert(records, vectors, [history_row(Event.ADD, r, now) for r in records])
         spill_working_memory(self.store, scope, self.lifecycle, now)
         return {"results": [
@@ -527,6 +550,16 @@ class AsyncMemory:
              "memory_type": r.memory_type.value}
             for r in records
         ]}
+
+    def _categorize(self, custom: list[Any] | None, texts: list[str], vectors: Any) -> list[list[str]]:
+        """mem0's categories of texts about to be stored with `vectors` (see jiyi/categorizing.py); by their words
+        alone when the prototypes cannot be made (the embedder is down: the memory is stored all the same)."""
+        taxonomy = self.categorizer.taxonomy(custom)
+        try:
+            return self.categorizer.categorize(taxonomy, texts, vectors)
+        except Exception:
+            log.warning("categorising by similarity failed; by words only", exc_info=True)
+            return self.categorizer.categorize(taxonomy, texts, None)
 
     async def update(
         self,
@@ -537,8 +570,12 @@ class AsyncMemory:
         metadata: dict[str, Any] | None = None,
         expiration_date: Any = _UNSET,
         version: int | None = None,
+        custom_categories: list[Any] | None = None,
     ) -> dict[str, str]:
         """v1: update(id, data); v2: update(id, text=..., metadata=..., expiration_date=...).
+
+        A new text is categorised anew (mem0's categories, or `custom_categories`'); a memory whose categories
+        came from a list not given here keeps them.
 
         Concurrent updates of one memory apply one after another, each to the text the one before it wrote (history's
         old_memory chains). `version`: apply only if the memory is still at this version (see get()), else Conflict
@@ -558,11 +595,12 @@ class AsyncMemory:
         if new_text is None and metadata is None and expiration_date is _UNSET:
             raise InvalidInput("nothing to update: give text, metadata or expiration_date")
         expires = _UNSET if expiration_date is _UNSET else _expiration(expiration_date)
-        await self._run(self._update, memory_id, new_text, metadata, expires, version)
+        custom = _custom_categories(custom_categories)
+        await self._run(self._update, memory_id, new_text, metadata, expires, version, custom)
         return {"message": "Memory updated successfully!"}
 
     def _update(self, memory_id: str, new_text: str | None, metadata: dict[str, Any] | None, expires: Any,
-                version: int | None) -> None:
+                version: int | None, custom_categories: list[dict[str, str]] | None = None) -> None:
         vector = None
         for _ in range(CAS_ATTEMPTS):
             current = self.store.get(memory_id)
@@ -580,6 +618,9 @@ class AsyncMemory:
             if new_text is not None and vector is None:  # the new text's vector does not depend on the old text
                 with embedding_lane(_embedding_lane(current.scope)):
                     vector = self.embedding.embed_documents([updated.content])[0]
+            if new_text is not None and vector is not None and (
+                    custom_categories is not None or set(current.categories) <= set(DEFAULT_NAMES)):
+                updated.categories = self._categorize(custom_categories, [updated.content], vector[None, :])[0]
             try:
                 self.store.update(updated, vector, event, expected_version=version or current.version)
                 return

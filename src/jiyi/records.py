@@ -158,6 +158,9 @@ class MemoryRecord:
     verified: bool = False
     tags: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # mem0's categories (personal_details, food, … or a project's custom_categories; core/categories.py), beside
+    # jiyi's own `category`, which says what kind of record this is (a fact, a core fact, a message kept as evidence).
+    categories: list[str] = field(default_factory=list)
     provenance: list[SourceRef] = field(default_factory=list)
     related_ids: list[str] = field(default_factory=list)
     compression_source_ids: list[str] = field(default_factory=list)

@@ -32,6 +32,7 @@ def memory_item(record: MemoryRecord) -> dict[str, Any]:
         "memory_type": record.memory_type.value,
         "layer": record.layer.value,
         "category": record.category.value,
+        "categories": record.categories,
         "importance": record.importance,
         "confidence": record.confidence,
         "access_count": record.access_count,

@@ -32,7 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from jiyi.categorizing import Categorizer
 from jiyi.core import llm_memory, offline
+from jiyi.core.categories import Taxonomy, default_taxonomy
 from jiyi.core.episodes import stamp_summary, summarize_offline
 from jiyi.core.facts import Candidate, Decision, Fact, slot_filter, slot_tag
 from jiyi.core.forget_request import ForgetRequest, forget_request
@@ -175,14 +177,20 @@ def _search_scope(scope: Scope) -> Scope:
 
 class WritePath:
     def __init__(self, store: MemoryStore, embedder: Embedder, llm: LLM | None, settings: WriteSettings,
-                 clock: Clock = utcnow, lifecycle: LifecyclePolicy | None = None) -> None:
+                 clock: Clock = utcnow, lifecycle: LifecyclePolicy | None = None,
+                 categorizer: Categorizer | None = None) -> None:
+        """`categorizer`: assigns mem0's categories to the facts written (one for `embedder`'s model if None)."""
         self.store = store
+        self.categorizer = categorizer or Categorizer(embedder, store)
         self.lifecycle = lifecycle or LifecyclePolicy()
         self.clock = clock
         self.embedder = embedder
         self.llm = llm
         self.settings = settings
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: ThreadPoolExecutor | None = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jiyi-write")
+        # mem0's taxonomy is built on first use (its ~10k words analysed; seconds where the lexicon's are not yet):
+        # build it now, beside start-up, as the read path builds the lexicon.
+        self._executor.submit(default_taxonomy)
         self._bound = False
         self._deciding_here: dict[str, tuple[asyncio.Lock, int]] = {}  # scope key -> (its lock, tasks using it)
         self._holder = f"{os.getpid()}:{uuid.uuid4()}"  # this WritePath, as the store's lock table names it
@@ -299,6 +307,7 @@ class WritePath:
         turn.attempts += 1
         now = self.clock()
         applied: list[_Applied] = []  # filled as changes are made, so a turn failing midway reports what it wrote
+        await self._prepare_categories(turn)
         requests = [(m, r) for m in messages if m.role == "user" and (r := forget_request(m.content))]
         if requests:
             # "忘掉我刚才说的": an instruction, carried out at once; nothing is extracted from it.
@@ -391,10 +400,13 @@ class WritePath:
         when = max((m.created_at for m in messages), default=None)
         timeout = self.settings.llm_timeout
         custom = options.get("prompt") or self.settings.custom_fact_extraction_prompt
+        asked = self._asked_categories(turn)
         jobs = [llm_memory.extract_facts(self.llm, chat, about="user", when=when, custom_prompt=custom,
-                                         custom_instructions=self.settings.custom_instructions, timeout=timeout)]
+                                         custom_instructions=self.settings.custom_instructions, timeout=timeout,
+                                         categories=asked)]
         if self._agent_mode(turn, messages):
-            jobs.append(llm_memory.extract_facts(self.llm, chat, about="assistant", when=when, timeout=timeout))
+            jobs.append(llm_memory.extract_facts(self.llm, chat, about="assistant", when=when, timeout=timeout,
+                                                 categories=asked))
         groups = [facts[:self.settings.max_facts_per_turn] for facts in await asyncio.gather(*jobs)]
         groups[0] = groups[0] or self._as_stated(turn, messages)
         shown, reply = await self._shown_memories(turn, messages)
@@ -594,10 +606,53 @@ class WritePath:
         if missing:
             for text, vector in zip(missing, await self._embed(missing), strict=True):
                 known[text] = vector
-        return await self._io(self._apply_sync, turn, list(messages), list(decisions), known, nearest)
+        categories = await self._io(self._categories, turn, decisions, known)
+        return await self._io(self._apply_sync, turn, list(messages), list(decisions), known, nearest, categories)
+
+    # --- mem0's categories ---------------------------------------------------------------------------------------
+
+    def _taxonomy(self, turn: TurnRecord) -> Taxonomy:
+        return self.categorizer.taxonomy(turn.options.get("custom_categories"))
+
+    def _asked_categories(self, turn: TurnRecord) -> list[tuple[str, str]]:
+        """The categories the LLM is asked for: mem0's by name (the model knows what "food" is; fifteen descriptions
+        would cost ~500 tokens a turn), a project's own with their descriptions."""
+        custom = turn.options.get("custom_categories")
+        if not custom:
+            return [(name, "") for name in self._taxonomy(turn).names]
+        return [(name, text) for item in custom for name, text in item.items()]
+
+    async def _prepare_categories(self, turn: TurnRecord) -> None:
+        """The taxonomy and its prototype vectors, made (once) before any lock is taken: seconds the first time."""
+        try:
+            await self._io(self.categorizer.prepare, turn.options.get("custom_categories"))
+        except Exception:  # categories then come from words alone (see _categories)
+            log.warning("turn %s: category prototypes could not be made", turn.id, exc_info=True)
+
+    def _categories(self, turn: TurnRecord, decisions: Sequence[Decision],
+                    vectors: dict[str, np.ndarray]) -> dict[str, list[str]]:
+        """mem0's categories of each text an ADD or UPDATE writes: what the LLM said, where it named categories of
+        the taxonomy; else the categoriser's choice from the text's words and vector (~0.2 ms a fact)."""
+        taxonomy = self._taxonomy(turn)
+        texts = list(dict.fromkeys(d.text for d in decisions if d.event in (Event.ADD, Event.UPDATE) and d.text))
+        out: dict[str, list[str]] = {}
+        for decision in decisions:
+            named = [c for c in (decision.fact.categories if decision.fact else ()) if c in taxonomy.names]
+            if decision.text in texts and named:
+                out[decision.text] = list(dict.fromkeys(named))
+        rest = [text for text in texts if text not in out]
+        if rest:
+            try:
+                chosen = self.categorizer.categorize(taxonomy, rest, np.stack([vectors[t] for t in rest]))
+            except Exception:
+                log.warning("turn %s: categorising by similarity failed; by words only", turn.id, exc_info=True)
+                chosen = self.categorizer.categorize(taxonomy, rest, None)
+            out.update(zip(rest, chosen, strict=True))
+        return out
 
     def _apply_sync(self, turn: TurnRecord, messages: list[StoredMessage], decisions: list[Decision],
-                    vectors: dict[str, np.ndarray], nearest: dict[str, float]) -> list[_Applied]:
+                    vectors: dict[str, np.ndarray], nearest: dict[str, float],
+                    categories: dict[str, list[str]]) -> list[_Applied]:
         now = self.clock()
         when = max((m.created_at for m in messages), default=now)
         applied: list[_Applied] = []
@@ -616,7 +671,7 @@ class WritePath:
                     sources = [sources[k] for k in cited_messages(decision.text, [m.content for m in sources])] \
                         or sources
             try:
-                outcome = self._apply_one(turn, decision, sources, vectors, nearest, now, when)
+                outcome = self._apply_one(turn, decision, sources, vectors, nearest, now, when, categories)
             except Exception:
                 # One bad decision (a memory deleted meanwhile) must not undo the others already applied.
                 log.exception("turn %s: could not apply %s on %s", turn.id, decision.event, decision.target_id)
@@ -629,7 +684,7 @@ class WritePath:
 
     def _apply_one(self, turn: TurnRecord, decision: Decision, sources: list[StoredMessage],
                    vectors: dict[str, np.ndarray], nearest: dict[str, float], now: datetime,
-                   when: datetime) -> _Applied | None:
+                   when: datetime, categories: dict[str, list[str]]) -> _Applied | None:
         fact = decision.fact
         about = fact.about if fact else "user"
         refs = [SourceRef(m.id, m.role, m.created_at, m.external_id) for m in sources]
@@ -638,6 +693,7 @@ class WritePath:
             if not decision.text:
                 return None
             record = self._new_record(turn, decision.text, fact, refs, actor, about, now, when)
+            record.categories = categories.get(decision.text, [])
             if fact is not None:
                 record.importance = _importance(fact, decision.text, nearest.get(fact.text, 0.0))
             self.store.insert([record], vectors[decision.text][None, :], [history_row(Event.ADD, record, now)])
@@ -649,7 +705,8 @@ class WritePath:
         if decision.event is Event.UPDATE and decision.text:
             changes: dict[str, Any] = {"content": decision.text, "updated_at": now,
                                        "provenance": [*current.provenance, *refs],
-                                       "event_time": event_time(decision.text, when)}
+                                       "event_time": event_time(decision.text, when),
+                                       "categories": categories.get(decision.text, current.categories)}
             if fact is not None:
                 changes.update(importance=max(current.importance, fact.stored_importance), tags=_tags(fact),
                                memory_type=fact.memory_type)

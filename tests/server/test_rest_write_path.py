@@ -119,7 +119,7 @@ def test_sync_add_answers_mem0s_shape(fake: FakeOpenAI, llm_memory: Callable[...
     def model(body: dict[str, Any]) -> str:
         data = chat(body)[1]
         if is_extraction(body):
-            return facts_json(extracted[data.rsplit("user: ", 1)[1]])
+            return facts_json(extracted[data.rsplit("user: ", 1)[1].splitlines()[0]])
         shown = re.search(r"^Existing memories: (.*)$", data, re.MULTILINE)
         assert shown is not None, data
         existing = json.loads(shown.group(1))

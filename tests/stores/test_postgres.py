@@ -642,7 +642,7 @@ def test_an_hnsw_index_built_with_pgvectors_defaults_gets_the_measured_graph(
 # --- filters: the SQL agrees with `matches` ---------------------------------------------------------------------
 
 KEYS = ["topic", "n", "flag", "tags_meta", "role", "jiyi.importance", "jiyi.verified", "jiyi.tags",
-        "jiyi.access_count", "jiyi.category", "jiyi.layer"]
+        "jiyi.access_count", "jiyi.category", "jiyi.layer", "categories"]
 DATES = ["2026-01-01", "2026-01-02T12:00:00Z", "2026-01-03"]
 scalars = st.one_of(st.sampled_from(["food", "work", "Food", "spicy food", "x", "fact", "core", "tea"]),
                     st.integers(-3, 12), st.booleans(), st.sampled_from([0.5, 1.0, 2.5]))
@@ -680,10 +680,10 @@ filters = st.recursive(
 times = st.sampled_from([datetime(2026, 1, d, 6 * d, tzinfo=UTC) for d in (1, 2, 3)])
 records = st.lists(
     st.builds(
-        lambda meta, role, importance, verified, tags, count, category, created, accessed: MemoryRecord(
+        lambda meta, role, importance, verified, tags, count, category, created, accessed, categories: MemoryRecord(
             content="some memory", scope=U, metadata=meta, role=role, importance=importance, verified=verified,
             tags=tags, access_count=count, category=category, created_at=created, last_accessed_at=accessed,
-            layer=Layer.LONG_TERM if verified else Layer.SHORT_TERM),
+            layer=Layer.LONG_TERM if verified else Layer.SHORT_TERM, categories=categories),
         st.dictionaries(st.sampled_from(KEYS[:4]), metadata_values, max_size=4),
         st.sampled_from([None, "user", "assistant"]),
         st.sampled_from([0.0, 0.5, 1.0, 3.0]),
@@ -693,6 +693,7 @@ records = st.lists(
         st.sampled_from([Category.FACT, Category.CORE]),
         times,
         st.one_of(st.none(), times),
+        st.lists(st.sampled_from(["food", "tea", "Food", "work"]), max_size=3, unique=True),
     ),
     min_size=1, max_size=6,
 )

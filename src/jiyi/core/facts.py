@@ -64,6 +64,7 @@ class Fact:
     # Which of the turn's messages it was made from (positions in the list given to extraction): its provenance.
     # Empty when the extractor does not say (an LLM's): the write path then finds them (core/provenance.py).
     sources: tuple[int, ...] = ()
+    categories: tuple[str, ...] = ()  # mem0's categories, when the LLM that extracted the fact named them
 
     @property
     def memory_type(self) -> MemoryType:

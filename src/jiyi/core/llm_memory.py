@@ -67,9 +67,20 @@ def _facts_from(answer: dict[str, Any], about: str) -> list[Fact]:
             weight = min(max(float(importance), 0.0), 1.0)
         except (TypeError, ValueError):
             weight = 0.5
+        named = item.get("categories") if isinstance(item, dict) else None
         facts.append(Fact(text=text.strip()[:MAX_FACT_CHARS], kind=fact_kind, importance=weight,
-                          category=Category.CORE if str(category).lower() == "core" else Category.FACT, about=about))
+                          category=Category.CORE if str(category).lower() == "core" else Category.FACT, about=about,
+                          categories=tuple(c.strip() for c in named if isinstance(c, str))[:5]
+                          if isinstance(named, list) else ()))
     return facts
+
+
+def categories_request(categories: Sequence[tuple[str, str]]) -> str:
+    """What the extraction asks beside the facts: mem0's categories of each (names the write path does not know
+    are dropped there; a fact without any is categorised offline)."""
+    lines = [f"- {name}: {description}" if description else f"- {name}" for name, description in categories]
+    return ("Also give each fact \"categories\": a list of one or two of these names, the ones it is about:\n"
+            + "\n".join(lines))
 
 
 async def extract_facts(
@@ -81,8 +92,10 @@ async def extract_facts(
     custom_prompt: str | None = None,
     custom_instructions: str | None = None,
     timeout: float | None = None,
+    categories: Sequence[tuple[str, str]] = (),
 ) -> list[Fact]:
-    """Facts about the user (`about="user"`) or the assistant; raises LLMError when the LLM cannot be used."""
+    """Facts about the user (`about="user"`) or the assistant; raises LLMError when the LLM cannot be used.
+    `categories`: (name, description) of mem0's categories to ask for each fact (see categories_request)."""
     chinese = _conversation_is_chinese(messages)
     if custom_prompt:
         system = custom_prompt  # mem0's custom_fact_extraction_prompt: the caller's words, answering {"facts": [...]}
@@ -91,8 +104,11 @@ async def extract_facts(
         if custom_instructions:
             system = f"{custom_instructions.strip()}\n{prompts.FORMAT_REMINDER}" if about == "user" else system
     conversation = render_conversation(messages, when)
+    data = f"Conversation:\n{conversation}"
+    if categories:
+        data += f"\n\n{categories_request(categories)}"
     answer = await ask_json(llm, [{"role": "system", "content": system},
-                                  {"role": "user", "content": f"Conversation:\n{conversation}"}], timeout=timeout)
+                                  {"role": "user", "content": data}], timeout=timeout)
     return _facts_from(answer, about)
 
 

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
+from jiyi.core.categories import parse_custom_categories
 from jiyi.errors import InvalidInput, NotFound, NotOffered
 from jiyi.filters import split_scope
 from jiyi.memory import AsyncMemory
@@ -94,10 +95,10 @@ class Target:
 
 
 def _platform_item(item: dict[str, Any]) -> dict[str, Any]:
-    """jiyi's memory item with the platform's extra fields: categories (jiyi's one category) and the null ids."""
+    """jiyi's memory item with the platform's extra fields: the null ids (its `categories` are mem0's already)."""
     out = {"user_id": None, "agent_id": None, "app_id": None, "run_id": None, **item}
     out["app_id"] = (item.get("metadata") or {}).get("app_id")
-    out["categories"] = [item["category"]] if item.get("category") else []
+    out.setdefault("categories", [])
     out.setdefault("expiration_date", None)
     return out
 
@@ -111,7 +112,7 @@ def _list_filters(body: PlatformList | PlatformSearch, target: Target) -> dict[s
     """The target's filters AND the body's categories and dates, as jiyi filter conditions."""
     extra: list[dict[str, Any]] = []
     if body.categories:
-        extra.append({"jiyi.category": {"in": body.categories}})
+        extra.append({"categories": {"in": body.categories}})
     if isinstance(body, PlatformList):
         if body.start_date:
             extra.append({"created_at": {"gte": body.start_date}})
@@ -163,6 +164,8 @@ async def update_project(org_id: str, project_id: str, body: ProjectUpdate, requ
     """custom_instructions become the extraction prompt of the project's adds (when an LLM extracts)."""
     _own_project(who, org_id, project_id)
     cap.check_query(body.custom_instructions, "custom_instructions")
+    if body.custom_categories:
+        parse_custom_categories(body.custom_categories)  # a 400 that names what is wrong, before it is kept
     key = f"platform:project:{project_id}"
     settings = await _state(request, key) or {}
     settings.update(body.model_dump(exclude_unset=True))
@@ -213,15 +216,19 @@ async def _add(body: PlatformAdd, request: Request, m: AsyncMemory, mx: Any, who
     metadata = dict(body.metadata or {})
     if target.app_id is not None:
         metadata["app_id"] = target.app_id
+    project = (await _state(request, f"platform:project:{who.project_id}")) or {}
     prompt = body.custom_instructions
     if prompt is None:
-        prompt = ((await _state(request, f"platform:project:{who.project_id}")) or {}).get("custom_instructions")
+        prompt = project.get("custom_instructions")
+    # mem0's order: the add's own categories, else the project's, else the default fifteen.
+    categories = body.custom_categories or project.get("custom_categories") or None
     async_mode = body.infer and (async_default if body.async_mode is None else body.async_mode)
     started = time.perf_counter()
     result = await m.add(
         [msg.model_dump(exclude_none=True) for msg in messages], **target.ids, metadata=metadata or None,
         infer=body.infer, prompt=prompt, timestamp=body.timestamp, expiration_date=body.expiration_date,
         async_mode=async_mode, idempotency_key=idempotency_key or body.idempotency_key,
+        custom_categories=categories,
     )
     mx.add_latency.observe(time.perf_counter() - started)
     if result.get("status") == "PENDING":
@@ -314,8 +321,8 @@ async def get_one(memory_id: str, m: MemoryDep, who: Caller) -> dict[str, Any]:
 
 
 @router.put("/v1/memories/{memory_id}/", response_model=None, responses=answers(PlatformItem, NOT_FOUND, CHANGED))
-async def update_one(memory_id: str, body: PlatformUpdate, m: MemoryDep, mx: MetricsDep, who: Caller,
-                     cap: Limits) -> dict[str, Any]:
+async def update_one(memory_id: str, body: PlatformUpdate, request: Request, m: MemoryDep, mx: MetricsDep,
+                     who: Caller, cap: Limits) -> dict[str, Any]:
     """Change a memory's text (re-embedded), metadata or expiry; answers with the memory as it now is."""
     cap.check_message_text(body.text, "text")
     cap.check_metadata(body.metadata)
@@ -325,6 +332,9 @@ async def update_one(memory_id: str, body: PlatformUpdate, m: MemoryDep, mx: Met
     options: dict[str, Any] = {"text": body.text, "metadata": body.metadata}
     if "expiration_date" in body.model_fields_set:
         options["expiration_date"] = body.expiration_date
+    if body.text is not None:  # a new text is categorised anew, in the project's categories
+        options["custom_categories"] = \
+            ((await _state(request, f"platform:project:{who.project_id}")) or {}).get("custom_categories")
     await m.update(memory_id, **options)
     mx.update_total.inc()
     item = _platform_item(await m.get(memory_id))
@@ -344,7 +354,7 @@ async def delete_one(memory_id: str, m: MemoryDep, mx: MetricsDep, who: Caller,
 @router.get("/v1/memories/{memory_id}/history/", response_model=None, responses=answers(list[HistoryRow], NOT_FOUND))
 async def history_one(memory_id: str, m: MemoryDep, who: Caller) -> list[dict[str, Any]]:
     item = await _owned(m, who, memory_id)
-    return [{**row, "user_id": item.get("user_id"), "input": [], "categories": [item.get("category")]}
+    return [{**row, "user_id": item.get("user_id"), "input": [], "categories": item.get("categories") or []}
             for row in await m.history(memory_id)]
 
 

@@ -41,6 +41,9 @@ class PlatformAdd(Entities):
                                             description="the extraction prompt for this add (LLM extraction)")
     idempotency_key: str | None = Field(default=None, max_length=256)
     output_format: str | None = None
+    custom_categories: list[Any] | None = Field(default=None, description=(
+        'the categories this add\'s memories are sorted into, [{"name": "description"}]: instead of the project\'s '
+        "or mem0's default fifteen"))
 
 
 class PlatformSearch(Entities):
@@ -49,13 +52,13 @@ class PlatformSearch(Entities):
     limit: int | None = Field(default=None, ge=1, le=1000, description="v1 name of top_k")
     threshold: float | None = Field(default=None, ge=0, le=1)
     rerank: bool | None = None
-    categories: list[str] | None = Field(default=None, description="jiyi categories (fact, preference, event, …)")
+    categories: list[str] | None = Field(default=None, description="mem0's categories: memories in any of them")
     show_expired: bool = False
     output_format: str | None = None
 
 
 class PlatformList(Entities):
-    categories: list[str] | None = None
+    categories: list[str] | None = Field(default=None, description="mem0's categories: memories in any of them")
     start_date: str | None = Field(default=None, description="memories created on or after (ISO 8601)")
     end_date: str | None = Field(default=None, description="memories created on or before (ISO 8601)")
     show_expired: bool = False
@@ -100,4 +103,5 @@ class Feedback(_Body):
 
 class ProjectUpdate(_Body):
     custom_instructions: str | None = None
-    custom_categories: list[dict[str, Any]] | None = None
+    custom_categories: list[Any] | None = Field(default=None, description=(
+        '[{"name": "description"}, ...]: the categories new memories are sorted into instead of mem0\'s fifteen'))

@@ -41,7 +41,9 @@ class MemoryItem(_Answer):
     expiration_date: str | None = Field(default=None, description="YYYY-MM-DD; hidden after it")
     memory_type: str = Field(description="semantic, episodic, procedural, … (mem0's), or jiyi's fact/preference")
     layer: str = Field(description="working, short_term or long_term")
-    category: str = Field(description="core, fact, preference, event, episode, message, …")
+    category: str = Field(description="jiyi's kind of record: core, fact, episode, message, …")
+    categories: list[str] = Field(default_factory=list, description=(
+        "mem0's categories (personal_details, food, travel, … or the project's custom_categories)"))
     importance: float
     confidence: float
     access_count: int
@@ -174,7 +176,6 @@ class Maintenance(_Answer):
 
 class PlatformItem(MemoryItem):
     app_id: str | None = None
-    categories: list[str]
 
 
 class PlatformHit(PlatformItem):

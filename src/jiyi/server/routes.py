@@ -198,7 +198,7 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
         infer=body.infer, memory_type=body.memory_type, prompt=body.prompt,
         expiration_date=body.expiration_date, timestamp=body.timestamp,
         async_mode=body.async_mode and body.infer, injected_memory_ids=body.injected_memory_ids,
-        idempotency_key=idempotency_key or body.idempotency_key,
+        idempotency_key=idempotency_key or body.idempotency_key, custom_categories=body.custom_categories,
     )
     mx.add_latency.observe(time.perf_counter() - started)
     if result.get("status") == "PENDING":

@@ -49,6 +49,9 @@ class MemoryCreate(_Body):
     injected_memory_ids: list[str] | None = Field(
         None, description="ids of the memories given to the assistant for this reply; those that shaped it gain "
                           "importance")
+    custom_categories: list[Any] | None = Field(None, description=(
+        'mem0\'s custom_categories, [{"name": "description"}]: the categories the memories are sorted into instead '
+        "of mem0's default fifteen"))
 
 
 class SearchBody(_Body):

@@ -74,7 +74,7 @@ MEMORY_COLUMNS = (
     "id", "content", "hash", "user_id", "agent_id", "run_id", "actor_id", "role", "memory_type", "layer",
     "category", "importance", "strength", "access_count", "confidence", "source", "verified", "tags", "metadata",
     "provenance", "related_ids", "compression_source_ids", "created_at", "updated_at", "last_accessed_at",
-    "event_time", "expiration_date", "deleted_at", "delete_reason", "version",
+    "event_time", "expiration_date", "deleted_at", "delete_reason", "version", "categories",
 )
 ACCESS_COLUMNS = ("access_count", "last_accessed_at")
 
@@ -96,6 +96,7 @@ def memory_values(record: MemoryRecord, d: Dialect, *, without_access: bool = Fa
         "last_accessed_at": d.time_out(record.last_accessed_at), "event_time": d.time_out(record.event_time),
         "expiration_date": d.time_out(record.expiration_date), "deleted_at": d.time_out(record.deleted_at),
         "delete_reason": record.delete_reason, "version": int(record.version),
+        "categories": d.jsonb_out(record.categories),
     }
     return tuple(values[c] for c in MEMORY_COLUMNS if not (without_access and c in ACCESS_COLUMNS))
 
@@ -127,6 +128,7 @@ def memory_from_row(row: Row, d: Dialect) -> MemoryRecord:
         verified=bool(row["verified"]),
         tags=d.json_in(row["tags"]),
         metadata=d.json_in(row["metadata"]),
+        categories=d.json_in(row["categories"]),
         provenance=[SourceRef.from_json(item) for item in d.json_in(row["provenance"])],
         related_ids=d.json_in(row["related_ids"]),
         compression_source_ids=d.json_in(row["compression_source_ids"]),

@@ -372,6 +372,16 @@ def m019_memories_user_vectors(db: psycopg.Connection[Any]) -> None:
                    "WHERE deleted_at IS NULL")
 
 
+@migration
+def m020_memory_categories(db: psycopg.Connection[Any]) -> None:
+    # mem0's categories of each memory (personal_details, food, … or a project's own; jiyi/categorizing.py), a jsonb
+    # list beside jiyi's own `category`, with a GIN index for {"categories": {"in": [...]}} across a large scope.
+    # Memories written before have none until they are changed.
+    db.execute("ALTER TABLE memories ADD COLUMN categories jsonb NOT NULL DEFAULT '[]'::jsonb")
+    db.execute("CREATE INDEX memories_categories ON memories USING gin (categories jsonb_path_ops) "
+               "WHERE deleted_at IS NULL")
+
+
 def migrate(db: psycopg.Connection[Any]) -> list[str]:
     """Apply pending migrations in order, in one transaction (`db` is in autocommit mode); returns their names."""
     with db.transaction():

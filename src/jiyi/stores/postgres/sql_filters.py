@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from jiyi.filters import DATETIME_KEYS, Condition, Node
+from jiyi.filters import DATETIME_KEYS, ELEMENT_COLUMNS, Condition, Node
 from jiyi.stores.postgres.codec import jsonb, utc
 
 _TEXT = {"user_id", "agent_id", "run_id", "actor_id", "role", "hash", "memory_type", "layer", "category", "source"}
@@ -149,7 +149,27 @@ def _column_condition(p: Params, name: str, op: str, value: Any) -> str:
     return "false"
 
 
+def _elements_condition(p: Params, column: str, op: str, value: Any) -> str:
+    """A condition on a list column's elements (mem0's categories; filters._eval_elements): each element test is a
+    bare `@>`, which the column's GIN index answers."""
+    expr = _column(column)
+    if op == "exists":
+        return f"({expr} <> '[]'::jsonb)"
+    if op == "icontains":
+        return (f"EXISTS (SELECT 1 FROM jsonb_array_elements({expr}) AS e(v) WHERE jsonb_typeof(e.v) = 'string' "
+                f"AND lower(e.v #>> '{{}}') = {p.add(str(value).lower())})")
+    if op not in ("eq", "ne", "contains", "in", "nin"):
+        return "false"
+    values = [v for v in (value if op in ("in", "nin") else (value,)) if isinstance(v, str | int | float)]
+    if not values:
+        return "true" if op in ("ne", "nin") else "false"
+    held = "(" + " OR ".join(f"{expr} @> {p.add(jsonb([v]))}" for v in values) + ")"
+    return f"(NOT {held})" if op in ("ne", "nin") else held
+
+
 def _condition(p: Params, cond: Condition) -> str:
+    if cond.column in ELEMENT_COLUMNS:
+        return _elements_condition(p, cond.column, cond.op, cond.value)
     if cond.column is None:
         return _json_condition(p, f"(m.metadata -> {p.add(cond.meta_key)})", cond.op, cond.value, False)
     if cond.column in _JSON:

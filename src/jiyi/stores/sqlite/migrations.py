@@ -269,6 +269,13 @@ def m017_keywords_without_stamps(db: sqlite3.Connection) -> None:
                    (rowid, analyzed.terms, analyzed.chars, scope))
 
 
+@migration
+def m018_memory_categories(db: sqlite3.Connection) -> None:
+    # mem0's categories of each memory (personal_details, food, … or a project's own; jiyi/categorizing.py), a JSON
+    # list beside jiyi's own `category`. Memories written before have none until they are changed.
+    db.execute("ALTER TABLE memories ADD COLUMN categories TEXT NOT NULL DEFAULT '[]'")
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from jiyi.filters import DATETIME_KEYS, Condition, Node
+from jiyi.filters import DATETIME_KEYS, ELEMENT_COLUMNS, Condition, Node
 from jiyi.stores.sqlite.codec import format_datetime
 
 _JSON_COLUMNS = {"tags"}
@@ -41,7 +41,31 @@ def _array_source(cond: Condition) -> str:
     return f"json_each(metadata, '{_json_path(cond)}')"
 
 
+def _elements_sql(cond: Condition, params: list[Any]) -> str:
+    """A condition on a list column's elements (mem0's categories; filters._eval_elements). Each element test is
+    preceded by a substring test of the list's JSON text, which rules out most rows before SQLite parses it."""
+    column, op, value = cond.column, cond.op, cond.value
+    if op == "exists":
+        return f"({column} != '[]')"
+    if op == "icontains":
+        params.append(str(value).lower())
+        return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE lower(value) = ?)"
+    if op not in ("eq", "ne", "contains", "in", "nin"):
+        return "0"
+    values = [v for v in (value if op in ("in", "nin") else (value,)) if isinstance(v, str | int | float)]
+    if not values:
+        return "1" if op in ("ne", "nin") else "0"
+    tests = []
+    for v in values:
+        params.extend([json.dumps(v, ensure_ascii=False), _operand(v)])
+        tests.append(f"(instr({column}, ?) > 0 AND EXISTS (SELECT 1 FROM json_each({column}) WHERE value = ?))")
+    held = "(" + " OR ".join(tests) + ")"
+    return f"(NOT {held})" if op in ("ne", "nin") else held
+
+
 def _condition_sql(cond: Condition, params: list[Any]) -> str:
+    if cond.column in ELEMENT_COLUMNS:
+        return _elements_sql(cond, params)
     expr, json_type = _target(cond)
     op, value = cond.op, cond.value
     if op == "exists":

@@ -1,0 +1,82 @@
+"""mem0's categories on the memories jiyi writes: every fact gets them, a new text gets them anew, custom_categories
+replace mem0's, and they are filtered on as mem0 filters them. jiyi's own `category` stays what it was."""
+
+from __future__ import annotations
+
+import pytest
+
+from jiyi import InvalidInput, Memory
+from jiyi.records import Event
+
+
+def by_text(memory: Memory, **ids: str) -> dict[str, dict]:
+    return {item["memory"]: item for item in memory.get_all(**ids)["results"]}
+
+
+def test_every_fact_extracted_offline_gets_mem0s_categories(memory: Memory) -> None:
+    memory.add([{"role": "user", "content": "I live in Shanghai and I love hot pot. I'm allergic to peanuts."}],
+               user_id="alice")
+    facts = by_text(memory, user_id="alice")
+    assert facts["User lives in Shanghai"]["categories"][0] == "personal_details"
+    assert facts["User loves hot pot"]["categories"] == ["food", "user_preferences"]
+    assert facts["User is allergic to peanuts"]["categories"][0] == "health"
+    assert {item["category"] for item in facts.values()} <= {"fact", "core"}  # jiyi's own kind, as before
+
+
+def test_memories_stored_as_given_are_categorised_too(memory: Memory) -> None:
+    memory.add("我每周踢两次足球", user_id="bob", infer=False)
+    [item] = memory.get_all(user_id="bob")["results"]
+    assert item["categories"][0] == "sports" and item["category"] == "fact"
+
+
+def test_a_new_text_is_categorised_anew(memory: Memory) -> None:
+    memory.add("用户在学古筝", user_id="carol", infer=False)
+    [item] = memory.get_all(user_id="carol")["results"]
+    assert item["categories"][0] == "music"
+    memory.update(item["id"], "用户对花生过敏")
+    assert memory.get(item["id"])["categories"][0] == "health"
+    memory.update(item["id"], metadata={"checked": True})  # metadata alone leaves them as they are
+    assert memory.get(item["id"])["categories"][0] == "health"
+
+
+def test_custom_categories_replace_mem0s_for_an_add(memory: Memory) -> None:
+    mine = [{"pets": "the user's pets"}, {"work": "job and career"}]
+    memory.add("User has a golden retriever named Max", user_id="dana", infer=False, custom_categories=mine)
+    memory.add("我在银行上班", user_id="dana", infer=False, custom_categories=mine)
+    found = by_text(memory, user_id="dana")
+    assert found["User has a golden retriever named Max"]["categories"] == ["pets"]
+    assert found["我在银行上班"]["categories"] == ["work"]
+
+
+def test_custom_categories_reach_facts_extracted_later_by_a_worker(memory: Memory) -> None:
+    queued = memory.add([{"role": "user", "content": "I work as a nurse"}], user_id="erin", async_mode=True,
+                        custom_categories=[{"career": "job, employer and colleagues"}, {"misc": "the rest"}])
+    memory.process_pending()
+    event = memory.get_event(queued["event_id"])
+    assert event["status"] == "SUCCEEDED"
+    assert [item["categories"] for item in memory.get_all(user_id="erin")["results"]] == [["career"]]
+
+
+def test_categories_filter_lists_and_searches_as_mem0s_do(memory: Memory) -> None:
+    for text in ("User loves spicy Sichuan food", "User is going to Japan next month", "User has asthma"):
+        memory.add(text, user_id="fay", infer=False)
+    food = memory.get_all(user_id="fay", filters={"categories": {"in": ["food"]}})["results"]
+    assert [item["memory"] for item in food] == ["User loves spicy Sichuan food"]
+    either = memory.get_all(user_id="fay", filters={"categories": {"in": ["travel", "health"]}})["results"]
+    assert sorted(item["memory"] for item in either) == ["User has asthma", "User is going to Japan next month"]
+    found = memory.search("what do I like", user_id="fay", filters={"categories": {"contains": "user_preferences"}})
+    assert [hit["memory"] for hit in found["results"]] == ["User loves spicy Sichuan food"]
+    none = memory.get_all(user_id="fay", filters={"categories": {"nin": ["food", "travel", "health"]}})["results"]
+    assert none == []
+
+
+def test_an_add_with_bad_custom_categories_says_what_to_fix(memory: Memory) -> None:
+    with pytest.raises(InvalidInput, match="custom_categories"):
+        memory.add("hello", user_id="gil", custom_categories="food")
+    assert memory.get_all(user_id="gil")["results"] == []
+
+
+def test_history_is_unchanged_by_categorising(memory: Memory) -> None:
+    memory.add("用户在学古筝", user_id="hal", infer=False)
+    [item] = memory.get_all(user_id="hal")["results"]
+    assert [row["event"] for row in memory.history(item["id"])] == [Event.ADD.value]
