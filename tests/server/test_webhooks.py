@@ -163,6 +163,31 @@ def test_webhooks_are_created_listed_changed_and_deleted_at_mem0s_paths(client: 
     assert hook_id not in {h["webhook_id"] for h in ok(client.get("/api/v1/webhooks/projects/default/"))}
 
 
+def test_memory_categorize_follows_an_add_and_a_new_text_with_mem0s_categories(
+        make_server: Callable[..., RunningServer], receivers: Callable[..., Receiver]) -> None:
+    receiver = receivers().start()
+    server = make_server(webhooks=FAST)
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        hook = register(client, receiver.url, event_types=["memory_add", "memory:categorize"])
+        assert hook["event_types"] == ["memory_add", "memory_categorize"]
+        added = add(client, "用户对花生过敏")[0]
+        receiver.wait_for(2)
+        ok(client.put(f"/memories/{added['id']}", json={"text": "用户每周踢两次足球"}))
+        ok(client.put(f"/memories/{added['id']}", json={"metadata": {"checked": True}}))  # the text stays: no event
+        receiver.wait_for(3)
+        time.sleep(0.3)  # an unexpected event would arrive now
+        bodies = receiver.bodies()
+        assert "memory_categorize" not in register(client, "http://example.com/all")["event_types"]  # when asked
+    assert [b["event_type"] for b in bodies] == ["memory_add", "memory_categorize", "memory_categorize"]
+    add_body, first, second = bodies
+    assert first["event_details"]["id"] == second["event_details"]["id"] == added["id"]
+    assert first["event_details"]["event"] == "CATEGORIZE"
+    assert first["event_details"]["data"]["memory"] == "用户对花生过敏"
+    assert first["event_details"]["data"]["categories"][0] == "health"
+    assert second["event_details"]["data"]["categories"][0] == "sports"
+    assert first["id"] == add_body["id"] + ":categorize"  # the change it follows, told apart from its memory_add
+
+
 def test_a_receiver_gets_signed_deliveries_for_add_update_delete_and_forget(
         make_server: Callable[..., RunningServer], receivers: Callable[..., Receiver]) -> None:
     receiver = receivers().start()

@@ -25,9 +25,10 @@ from jiyi.webhooks.registry import MAX_NAME_CHARS, MAX_URL_CHARS, WebhookRegistr
 router = APIRouter(prefix="/api/v1/webhooks", tags=["webhooks"], responses=COMMON_ERRORS)
 
 _TYPES = ", ".join(EventType)
-_EVENT_TYPES = (f"what to send: {_TYPES} (mem0's \"memory:add\" spelling too); none or empty: every type. "
-                "memory_forget is a memory the lifecycle forgot (or the user asked, in the chat, to forget); "
-                "memory_delete one deleted by a request or contradicted by a later turn")
+_EVENT_TYPES = (f"what to send: {_TYPES} (mem0's \"memory:add\" spelling too); none or empty: every type but "
+                "memory_categorize. memory_forget is a memory the lifecycle forgot (or the user asked, in the chat, "
+                "to forget); memory_delete one deleted by a request or contradicted by a later turn; "
+                "memory_categorize follows each add (and each new text) with the memory's categories")
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {**NOT_FOUND[404], "description": "no such webhook or project, or it belongs to another key's project"}}
 

@@ -26,7 +26,7 @@ import httpx
 from jiyi import __version__
 from jiyi.records import utcnow
 from jiyi.stores.base import WebhookStore
-from jiyi.webhooks.events import delivery_body, event_type_of, hears
+from jiyi.webhooks.events import delivery_body, delivery_change_id, event_types_of, hears
 from jiyi.webhooks.model import DeliveryStatus, Webhook, WebhookDelivery
 from jiyi.webhooks.signing import SIGNATURE_HEADER, signature_header
 
@@ -67,12 +67,10 @@ def fan_out(store: WebhookStore, limit: int = FAN_OUT_PAGE) -> int:
     webhooks = store.list_webhooks()
     deliveries = []
     for change in changes:
-        event_type = event_type_of(change)
-        if event_type is None:
-            continue
-        deliveries += [WebhookDelivery(webhook.id, change.event.id, event_type.value,
-                                       delivery_body(webhook, change, event_type))
-                       for webhook in webhooks if hears(webhook, change, event_type)]
+        for event_type in event_types_of(change):
+            deliveries += [WebhookDelivery(webhook.id, delivery_change_id(change, event_type), event_type.value,
+                                           delivery_body(webhook, change, event_type))
+                           for webhook in webhooks if hears(webhook, change, event_type)]
     return len(changes) if store.enqueue_deliveries(deliveries, cursor, changes[-1].position) else 0
 
 

@@ -29,6 +29,24 @@ def event_type_of(change: Change) -> EventType | None:
     return _BY_EVENT.get(change.event.event)
 
 
+def event_types_of(change: Change) -> list[EventType]:
+    """Every webhook event a change is: its own, and memory_categorize when it gave the memory categories (an ADD,
+    or an UPDATE that changed the text: the write path categorises both)."""
+    main = event_type_of(change)
+    if main is None:
+        return []
+    event = change.event
+    categorized = change.categories and (
+        event.event is Event.ADD or (event.event is Event.UPDATE and event.new_memory != event.old_memory))
+    return [main, EventType.CATEGORIZE] if categorized else [main]
+
+
+def delivery_change_id(change: Change, event_type: EventType) -> str:
+    """What identifies a delivery's change: the history row's id, and for the categorize event that follows the
+    same row, that id marked (a receiver tells the two apart, and a retry of either by its own id)."""
+    return f"{change.event.id}:categorize" if event_type is EventType.CATEGORIZE else change.event.id
+
+
 def hears(webhook: Webhook, change: Change, event_type: EventType) -> bool:
     if not webhook.is_active or change.position <= webhook.after_change or event_type not in webhook.event_types:
         return False
@@ -39,18 +57,20 @@ def delivery_body(webhook: Webhook, change: Change, event_type: EventType) -> st
     event = change.event
     text = event.old_memory if event.event is Event.DELETE else event.new_memory
     data: dict[str, Any] = {"memory": text}
-    if event.event is Event.UPDATE:
+    if event.event is Event.UPDATE and event_type is not EventType.CATEGORIZE:
         data["old_memory"] = event.old_memory
+    if event_type is EventType.CATEGORIZE:
+        data["categories"] = list(change.categories)
     scope = change.scope
     body = {
-        "id": event.id,
+        "id": delivery_change_id(change, event_type),
         "event_type": event_type.value,
         "created_at": (event.updated_at or event.created_at).isoformat(),
         "webhook_id": webhook.id,
         "project_id": webhook.project_id,
         "event_details": {
             "id": event.memory_id,
-            "event": event.event.value,
+            "event": "CATEGORIZE" if event_type is EventType.CATEGORIZE else event.event.value,
             "data": data,
             "user_id": scope.user_id if scope else None,
             "agent_id": scope.agent_id if scope else None,

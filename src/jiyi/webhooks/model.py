@@ -19,6 +19,7 @@ class EventType(StrEnum):
     FORGET = "memory_forget"  # forgotten: decayed, superseded, folded into another, or the user asked in the chat
     MERGE = "memory_merge"  # consolidated: this memory now stands for several similar ones
     PROMOTE = "memory_promote"  # reviewed and made a core memory
+    CATEGORIZE = "memory_categorize"  # mem0's: the memory's categories were assigned (with its ADD, or a new text)
 
 
 class DeliveryStatus(StrEnum):
@@ -79,3 +80,4 @@ class Change:
     event: HistoryEvent
     scope: Scope | None
     category: str | None
+    categories: tuple[str, ...] = ()  # the memory's mem0 categories as they are when the change is read

@@ -19,17 +19,19 @@ MAX_NAME_CHARS = 200
 _KNOWN = {t.value: t.value for t in EventType} | {t.value.replace("_", ":", 1): t.value for t in EventType}
 
 
+# A webhook registered without event types hears every change; memory_categorize, which follows each add with the
+# memory's categories, only when asked for by name (it would double every add's deliveries).
+DEFAULT_EVENT_TYPES = tuple(t.value for t in EventType if t is not EventType.CATEGORIZE)
+
+
 def event_types(asked: Sequence[str] | None) -> list[str]:
-    """The event types asked for, in mem0's spelling; every type when none are given."""
+    """The event types asked for, in mem0's spelling; every change's type when none are given."""
     if not asked:
-        return [t.value for t in EventType]
+        return list(DEFAULT_EVENT_TYPES)
     chosen = []
     for name in asked:
         known = _KNOWN.get(str(name).strip().lower())
         if known is None:
-            if str(name).strip().lower() in ("memory_categorize", "memory:categorize"):
-                raise InvalidInput("event_types: jiyi does not send memory_categorize (a memory's categories come "
-                                   "with its memory_add event); choose from " + ", ".join(EventType))
             raise InvalidInput(f"event_types: unknown type {str(name)[:50]!r}; choose from {', '.join(EventType)}")
         if known not in chosen:
             chosen.append(known)

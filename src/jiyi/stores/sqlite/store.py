@@ -54,6 +54,7 @@ from jiyi.stores.sqlite.codec import (
     memory_to_row,
     message_to_row,
     parse_datetime,
+    parse_json,
     row_to_history,
     row_to_memory,
     row_to_message,
@@ -1036,13 +1037,14 @@ class SqliteStore:
         with self._lock:
             rows = self._db.execute(
                 "SELECT h.rowid AS position, h.*, r.reason, m.id AS memory_row, m.user_id, m.agent_id, m.run_id, "
-                "m.category FROM history h LEFT JOIN history_reason r ON r.history_id = h.id "
+                "m.category, m.categories FROM history h LEFT JOIN history_reason r ON r.history_id = h.id "
                 "LEFT JOIN memories m ON m.id = h.memory_id WHERE h.rowid > ? ORDER BY h.rowid LIMIT ?",
                 (int(position), int(limit)),
             ).fetchall()
         return [Change(row["position"], row_to_history(row),
                        Scope(row["user_id"], row["agent_id"], row["run_id"]) if row["memory_row"] else None,
-                       row["category"]) for row in rows]
+                       row["category"], tuple(parse_json(row["categories"]) if row["categories"] else ()))
+                for row in rows]
 
     def webhook_cursor(self) -> int:
         return int(self.get_state(WEBHOOK_CURSOR) or 0)
