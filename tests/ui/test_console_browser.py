@@ -74,7 +74,8 @@ def test_an_admin_browses_searches_edits_deletes_and_restores(make_server: Calla
     shot(page, "memories")
     page.click("a.sort[data-sort=importance]")
     page.wait_for_url("**sort=importance**")
-    importances = [float(x) for x in page.locator("#memories-table tbody tr td:nth-child(5)").all_inner_texts()]
+    # columns: memory, category, topics, layer, type, importance
+    importances = [float(x) for x in page.locator("#memories-table tbody tr td:nth-child(6)").all_inner_texts()]
     assert importances == sorted(importances, reverse=True) and importances
     page.select_option("select[name=category]", "message")
     page.click("#memory-filters button[type=submit]")

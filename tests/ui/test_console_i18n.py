@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from jiyi.core.categories import DEFAULT_NAMES
 from jiyi.records import Category, Event, Layer, MemoryType, Source, TurnStatus
 from jiyi.server.ui import i18n
 from jiyi.server.ui.i18n import MESSAGES, Translator, negotiate
@@ -37,7 +38,7 @@ def test_every_key_the_pages_name_exists() -> None:
 @pytest.mark.parametrize(("prefix", "values"), [
     ("layer", [v.value for v in Layer]), ("category", [v.value for v in Category]),
     ("type", [v.value for v in MemoryType]), ("source", [v.value for v in Source]),
-    ("event", [v.value for v in Event]), ("turn", [v.value for v in TurnStatus]),
+    ("event", [v.value for v in Event]), ("turn", [v.value for v in TurnStatus]), ("topic", list(DEFAULT_NAMES)),
 ])
 def test_every_value_the_console_shows_has_a_label(prefix: str, values: list[str]) -> None:
     assert [v for v in values if f"{prefix}.{v}" not in MESSAGES] == []

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from jiyi.core.categories import DEFAULT_NAMES, NAME
 from jiyi.core.forgetting import ForgettingCurve
 from jiyi.errors import InvalidInput, NotSupportedYet
 from jiyi.filters import Logic, Node, parse_filters
@@ -29,6 +30,7 @@ from jiyi.server.ui.pictures import RetentionSpread, retention_spread
 from jiyi.stores.base import BROWSE_ORDERS, ConsoleStore, RecordPage, Tally
 
 LAYERS = tuple(layer.value for layer in Layer)
+TOPICS = DEFAULT_NAMES  # mem0's categories, offered in the filter (a project's own are shown as they are named)
 CATEGORIES = tuple(category.value for category in Category)
 MEMORY_TYPES = tuple(kind.value for kind in MemoryType)
 PAGE_SIZES = (25, 50, 100, 200)
@@ -126,6 +128,7 @@ class Browse:
     descending: bool = True
     page: int = 1
     size: int = 50
+    topic: str | None = None  # one of mem0's categories (or a project's own): the memories it is among
 
     def check(self) -> Browse:
         for name, value, allowed in (("category", self.category, CATEGORIES), ("layer", self.layer, LAYERS),
@@ -135,11 +138,15 @@ class Browse:
                 raise InvalidInput(f"{name} must be one of {list(allowed)}, got {value!r}")
         if self.page < 1:
             raise InvalidInput(f"page must be a positive integer, got {self.page}")
+        if self.topic is not None and not NAME.match(self.topic):
+            raise InvalidInput(f"topic must be a category's name (such as {TOPICS[0]}), got {self.topic[:64]!r}")
         return self
 
     def where(self) -> Node | None:
         conditions: dict[str, Any] = {f"jiyi.{name}": value for name, value in (
             ("category", self.category), ("layer", self.layer), ("memory_type", self.memory_type)) if value}
+        if self.topic:
+            conditions["categories"] = {"contains": self.topic}
         where = parse_filters(conditions) if conditions else None
         if self.category is None:  # the messages kept as evidence, only when asked for by their category
             where = NOT_MESSAGES if where is None else Logic("AND", (where, NOT_MESSAGES))

@@ -211,11 +211,12 @@ async def memories_page(
     q: Annotated[str | None, Query(max_length=500)] = None, category: str | None = None, layer: str | None = None,
     memory_type: str | None = None, deleted: bool = False, sort: str = "created_at", dir: str = "desc",
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1, size: int = 50,
+    topic: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
     started = time.perf_counter()
     scope = scope_for(who, user_id, agent_id, run_id)
     question = data.Browse(q or None, category or None, layer or None, memory_type or None, deleted, sort,
-                           dir != "asc", page, size).check()
+                           dir != "asc", page, size, topic=topic or None).check()
     memory = memory_of(request)
     await memory.read_path.settle()  # access counts include every search that has answered
     found = await io(data.browse, memory, scope, question)
@@ -224,11 +225,11 @@ async def memories_page(
     rows = [(record, curve.retention(record, now)) for record in found.records]
     pages = max((found.total + question.size - 1) // question.size, 1)
     filters = {"q": q, "category": category, "layer": layer, "memory_type": memory_type, "deleted": deleted,
-               "size": size if size != 50 else None, **_scope_query(scope)}
+               "size": size if size != 50 else None, "topic": topic, **_scope_query(scope)}
     response = render(request, who, "memories.html", scope=scope, tab="memories", rows=rows, total=found.total,
                       question=question, pages=pages, filters=filters, layers=data.LAYERS,
                       categories=data.CATEGORIES, memory_types=data.MEMORY_TYPES, page_sizes=data.PAGE_SIZES,
-                      scope_query=_scope_query(scope))
+                      topics=data.TOPICS, scope_query=_scope_query(scope))
     response.headers["Server-Timing"] = f"page;dur={(time.perf_counter() - started) * 1000:.1f}"
     return response
 
@@ -286,7 +287,7 @@ async def memory_page(request: Request, who: Looking, memory_id: str, done: str 
     purge_at = (record.deleted_at + timedelta(days=policy.purge_after_days)) if record.deleted_at else None
     return render(request, who, "memory.html", record=record, why=why,
                   retention=data.curve_of(memory).retention(record, memory.clock()), purge_at=purge_at,
-                  done=done if done in ("edited", "deleted", "restored", "promoted") else None)
+                  done=done if done in ("edited", "deleted", "restored", "promoted") else None, topics=data.TOPICS)
 
 
 # --- actions ------------------------------------------------------------------------------------------------------
