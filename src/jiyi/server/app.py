@@ -25,6 +25,7 @@ from jiyi.server.auth import AccessPolicy, presented_key
 from jiyi.server.errors import error_response, install_error_handlers, internal_error_response
 from jiyi.server.limits import BodyGuard, RequestLimits
 from jiyi.server.platform import router as platform_router
+from jiyi.server.profile_routes import router as profile_router
 from jiyi.server.request_log import RequestLog
 from jiyi.server.restore_routes import router as restore_router
 from jiyi.server.routes import require_admin, router
@@ -112,7 +113,7 @@ def create_app(
     )
     app.state.jiyi = state
     app.state.console_sessions = ConsoleSessions(lambda: state.memory.store)  # kept in the store: see its module
-    routers = (router, restore_router, webhook_router, platform_router, docs.router)
+    routers = (router, restore_router, webhook_router, platform_router, profile_router, docs.router)
     app.openapi = lambda: openapi_for(app, state.policy, routers)  # type: ignore[method-assign]
     app.state.webhook_options = webhooks
     install_error_handlers(app)

@@ -271,6 +271,54 @@ class Summary(_Answer):
     memories: list[PlatformItem]
 
 
+class ProfileAnswer(_Answer):
+    """mem0's get_profile: the profile (its keys the categories, or the project schema's properties) and its status."""
+
+    profile: dict[str, Any]
+    status: str = Field(description="succeeded, not_enabled, insufficient_data or failed")
+    entity_type: str
+    entity_id: str
+    updated_at: str | None
+    generation_count: int
+    error: str | None = None
+
+
+class ProfileJobAccepted(_Answer):
+    job_id: str
+    status: str
+    status_url: str = Field(description="GET it for the job")
+    operation: str
+    entity_type: str
+    entity_count_reserved: int
+    event_id: str | None = None
+    replayed: bool = Field(description="true: the Idempotency-Key's earlier job, given back")
+    sampled: int | None = None
+    entity_ids: list[str] | None = None
+
+
+class ProfileJob(_Answer):
+    id: str
+    operation: str
+    entity_type: str
+    status: str
+    total: int | None
+    enumeration_complete: bool
+    completed: int
+    succeeded: int
+    failed: int
+    skipped: int
+
+
+class ProfileJobAnswer(_Answer):
+    job: ProfileJob
+
+
+class ProfileSettingsAnswer(_Answer):
+    enabled: bool
+    entities: dict[str, dict[str, Any]]
+    capabilities: dict[str, Any]
+
+
 class FeedbackEntry(_Answer):
     id: str
     memory_id: str

@@ -1,0 +1,93 @@
+// Drives mem0's npm client (mem0ai 3.3.1) against a running jiyi server for mem0's categories and user profiles, and
+// prints one JSON object: what each call returned, or what it threw. tests/server/test_mem0_sdk_js_profiles.py starts
+// the server, runs this script and checks the results.
+//
+//   node drive_profiles.mjs --url URL --alice-key KEY --bob-key KEY
+//
+// As drive.mjs: telemetry off before the import, and any request off this machine refused and listed.
+import { parseArgs } from "node:util";
+
+process.env.MEM0_TELEMETRY = "false";
+
+const blocked = [];
+const realFetch = globalThis.fetch;
+globalThis.fetch = (input, init) => {
+  const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
+  if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
+    blocked.push(url.href);
+    return Promise.reject(new Error(`drive_profiles.mjs: refused a request off this machine: ${url.href}`));
+  }
+  return realFetch(input, init);
+};
+
+const sdk = await import("mem0ai");
+const { MemoryClient } = sdk;
+
+const { values: args } = parseArgs({
+  options: { url: { type: "string" }, "alice-key": { type: "string" }, "bob-key": { type: "string" } },
+});
+for (const name of ["url", "alice-key", "bob-key"]) {
+  if (!args[name]) throw new Error(`drive_profiles.mjs: --${name} is required`);
+}
+
+const out = {};
+
+function thrown(error) {
+  const classes = ["MemoryNotFoundError", "AuthenticationError", "ValidationError", "MemoryError"];
+  return {
+    error: error?.constructor?.name ?? typeof error,
+    instanceOf: classes.filter((cls) => error instanceof sdk[cls]),
+    errorCode: error?.errorCode ?? null,
+    message: String(error?.message ?? error),
+  };
+}
+
+async function call(label, fn) {
+  try {
+    const value = await fn();
+    out[label] = value === undefined ? null : value;
+    return value;
+  } catch (error) {
+    out[label] = thrown(error);
+    return undefined;
+  }
+}
+
+const alice = new MemoryClient({ apiKey: args["alice-key"], host: args.url });
+const bob = new MemoryClient({ apiKey: args["bob-key"], host: args.url });
+
+// --- categories: assigned to every memory, filtered on, a custom list on an add -----------------------------------
+for (const text of ["User loves spicy Sichuan food", "用户春节要去三亚度假", "用户有哮喘，一直在吃药",
+  "User's name is Alice"]) {
+  await call(`add:${text}`, () => alice.add([{ role: "user", content: text }], { userId: "alice", infer: false }));
+}
+await call("addCustom", () => alice.add([{ role: "user", content: "User has a golden retriever named Max" }],
+  { userId: "alice", infer: false, customCategories: [{ pets: "the user's pets" }, { work: "job and career" }] }));
+await call("getAll", () => alice.getAll({ filters: { user_id: "alice" } }));
+await call("getAllFood", () => alice.getAll({ filters: { AND: [{ user_id: "alice" }, { categories: { in: ["food"] } }] } }));
+await call("searchHealth", () => alice.search("what should I remember about her",
+  { filters: { user_id: "alice" }, categories: ["health"] }));
+
+// --- profiles -----------------------------------------------------------------------------------------------------
+await call("settingsBefore", () => alice.getProfileSettings());
+await call("profile", () => alice.getProfile({ entityId: "alice" }));
+const job = await call("generate", () => alice.generateProfile({ entityId: "alice", idempotencyKey: "alice-1-key" }));
+await call("generateAgain", () => alice.generateProfile({ entityId: "alice", idempotencyKey: "alice-1-key" }));
+await call("job", () => alice.getProfileJob(job?.statusUrl));
+await call("sample", () => alice.sampleProfiles({ limit: 3 }));
+await call("updateSettings", () => alice.updateProfileSettings({
+  schema: { type: "object", properties: {
+    favourite_foods: { type: "array", items: { type: "string" }, description: "dishes and drinks the user loves" },
+    home_city: { type: "string", description: "the city where the user lives" } } },
+  customInstructions: "Short answers.",
+}));
+await call("settingsAfter", () => alice.getProfileSettings());
+await call("profileWithSchema", () => alice.getProfile({ entityId: "alice" }));
+await call("otherUsersProfile", () => alice.getProfile({ entityId: "bob" }));
+await call("unknownUser", () => bob.getProfile({ entityId: "bob" }));
+await call("disable", () => alice.updateProfileSettings({ enabled: false }));
+await call("profileDisabled", () => alice.getProfile({ entityId: "alice" }));
+await call("generateDisabled", () => alice.generateProfile({ entityId: "alice" }));
+
+out.blockedRequests = blocked;
+console.log(JSON.stringify(out));
