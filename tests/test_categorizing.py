@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 
 from jiyi import InvalidInput, Memory
+from jiyi.embedders.base import Embedder
+from jiyi.llms.scripted import ScriptedLLM
 from jiyi.records import Event
+from jiyi.stores.base import MemoryStore
 
 
 def by_text(memory: Memory, **ids: str) -> dict[str, dict]:
@@ -80,3 +83,23 @@ def test_history_is_unchanged_by_categorising(memory: Memory) -> None:
     memory.add("用户在学古筝", user_id="hal", infer=False)
     [item] = memory.get_all(user_id="hal")["results"]
     assert [row["event"] for row in memory.history(item["id"])] == [Event.ADD.value]
+
+
+def test_with_an_llm_extraction_names_the_categories(store: MemoryStore, embedder: Embedder) -> None:
+    asked: list[str] = []
+
+    def model(messages: list[dict[str, str]]) -> dict:
+        asked.append(messages[1]["content"])
+        return {"facts": [
+            {"text": "Is saving up for a trip to Japan", "type": "plan", "categories": ["travel", "misc"]},
+            {"text": "Loves matcha", "type": "preference", "categories": ["beverages"]}]}
+
+    with Memory(store, embedder, llm=ScriptedLLM(responder=model)) as memory:
+        memory.add("I'm saving up for Japan, and I love matcha", user_id="ivy")
+        found = by_text(memory, user_id="ivy")
+    assert found["Is saving up for a trip to Japan"]["categories"] == ["travel", "misc"]  # as the model named them
+    assert found["Loves matcha"]["categories"][0] == "food"  # a name not in the list: categorised offline
+    conversation, request = asked[0].split("\n\nAlso give each fact")
+    assert conversation.startswith("Conversation:") and conversation.endswith("user: I'm saving up for Japan, and I "
+                                                                             "love matcha")
+    assert "- personal_details\n" in request and request.endswith("- misc")  # mem0's list, by name, after it
