@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -83,6 +84,9 @@ def create_app(
         scheduler.start()
         dispatcher = WebhookDispatcher(lambda: state.memory.store, webhooks)
         dispatcher.start()
+        # mem0's category prototypes: seconds of embedding on a new store (read back from it afterwards), made now
+        # beside start-up rather than inside the first add.
+        warming = asyncio.create_task(asyncio.to_thread(_prepare_categories, state.memory), name="jiyi-categories")
         # What exists now (modules, the app, the model) lives as long as the server: out of the collector's sight,
         # a full collection in the middle of a request no longer walks it (~9 ms of a ~28 ms pause, bench/scale.py).
         gc.freeze()
@@ -91,6 +95,9 @@ def create_app(
                 yield
         finally:
             gc.unfreeze()  # an app embedded in a longer process (tests) gives its objects back to the collector
+            warming.cancel()  # its thread ends with its current batch; what it made is kept, or made again later
+            with contextlib.suppress(asyncio.CancelledError):
+                await warming
             # Bounded: a thread stuck in an embedding or a store call must not hold the shutdown. The worker puts
             # the turns it had claimed back in the queue; whatever is cut short is processed after the next start.
             await scheduler.stop()
@@ -139,6 +146,13 @@ def create_app(
     app.router.routes.append(mcp.route("/mcp"))  # MCP over streamable HTTP (jiyi/mcp/http.py)
     app.include_router(console_router)  # the web console at /ui (server/ui/): HTML pages, not in the OpenAPI
     return app
+
+
+def _prepare_categories(memory: AsyncMemory) -> None:
+    try:
+        memory.categorizer.prepare()
+    except Exception:  # the first add makes them then (or categorises by words while the embedder is down)
+        log.warning("mem0's category prototypes could not be made at start-up", exc_info=True)
 
 
 def openapi_for(app: FastAPI, policy: AccessPolicy, routers: Sequence[APIRouter]) -> dict[str, Any]:
