@@ -8,8 +8,9 @@ import pytest
 from jiyi import InvalidInput, Memory
 from jiyi.embedders.base import Embedder
 from jiyi.llms.scripted import ScriptedLLM
-from jiyi.records import Event
+from jiyi.records import Event, MemoryRecord, Scope
 from jiyi.stores.base import MemoryStore
+from jiyi.transfer import record_from_json, record_to_json
 
 
 def by_text(memory: Memory, **ids: str) -> dict[str, dict]:
@@ -103,3 +104,9 @@ def test_with_an_llm_extraction_names_the_categories(store: MemoryStore, embedde
     assert conversation.startswith("Conversation:") and conversation.endswith("user: I'm saving up for Japan, and I "
                                                                              "love matcha")
     assert "- personal_details\n" in request and request.endswith("- misc")  # mem0's list, by name, after it
+
+
+def test_an_export_carries_the_categories_to_the_import() -> None:
+    record = MemoryRecord("User loves hot pot", Scope("u"), categories=["food", "user_preferences"])
+    assert record_from_json(record_to_json(record)).categories == ["food", "user_preferences"]
+    assert record_from_json({**record_to_json(record), "categories": None}).categories == []  # an older export
