@@ -7,6 +7,7 @@ import pytest
 
 from jiyi import InvalidInput, Memory
 from jiyi.embedders.base import Embedder
+from jiyi.lifecycle import shared_categories
 from jiyi.llms.scripted import ScriptedLLM
 from jiyi.records import Event, MemoryRecord, Scope
 from jiyi.stores.base import MemoryStore
@@ -110,3 +111,13 @@ def test_an_export_carries_the_categories_to_the_import() -> None:
     record = MemoryRecord("User loves hot pot", Scope("u"), categories=["food", "user_preferences"])
     assert record_from_json(record_to_json(record)).categories == ["food", "user_preferences"]
     assert record_from_json({**record_to_json(record), "categories": None}).categories == []  # an older export
+
+
+def test_a_memory_made_of_others_takes_their_most_common_categories() -> None:
+    def member(*categories: str) -> MemoryRecord:
+        return MemoryRecord("x", Scope("u"), categories=list(categories))
+
+    assert shared_categories([member("sports", "health"), member("sports"), member("health", "sports")]) == \
+        ["sports", "health"]
+    assert shared_categories([member("food"), member("travel"), member("music")]) == ["food", "travel"]
+    assert shared_categories([member(), member()]) == []

@@ -353,6 +353,7 @@ def test_repeated_events_become_a_pattern_that_later_occurrences_join(memory: Me
     assert stats["abstracted"] == 1
     [pattern] = [m for m in memory.get_all(user_id="u")["results"] if "pattern" in m["tags"]]
     assert pattern["memory"] == "用户经常去健身房练腿" and "level:1" in pattern["tags"]
+    assert pattern["categories"] == ["sports"]  # its occurrences' mem0 categories
     record = memory.store.get(pattern["id"])
     assert record is not None and record.compression_source_ids == written and record.layer is Layer.LONG_TERM
     assert {ref.message_id for ref in record.provenance} == messages

@@ -18,7 +18,8 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections import Counter
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -397,6 +398,7 @@ class MaintenancePass:
                     [*keeper.compression_source_ids, *(r.id for r in others)])),
                 created_at=min(r.created_at for r in members),
                 tags=list(dict.fromkeys(t for r in members for t in r.tags)),
+                categories=shared_categories([keeper, *others]),
             )
             if self._change(merged, Event.MERGE, now, f"consolidated {len(members)} similar memories") is None:
                 continue  # not merged, so the others are not forgotten as merged into it
@@ -476,6 +478,7 @@ class MaintenancePass:
                 tags=[PATTERN_TAG, level_tag(item.level), "habit", ABSTRACTED_TAG],
                 provenance=union_provenance(item.sources)[-200:], compression_source_ids=[r.id for r in item.sources],
                 created_at=now, metadata={"abstraction": {"level": item.level}},
+                categories=shared_categories(item.sources),
             )
             reason = f"L{item.level} abstraction of {len(item.sources)} memories [LLM]"
             self.store.insert([record], self.embedder.embed_documents([item.text]),
@@ -514,7 +517,7 @@ class MaintenancePass:
             category=Category.FACT, importance=on_seed_scale(score), source=Source.BACKGROUND,
             tags=[PATTERN_TAG, level_tag(1), "habit"], provenance=union_provenance(members),
             compression_source_ids=[r.id for r in members], created_at=now, updated_at=last,
-            event_time=min(r.event_time or r.created_at for r in members),
+            event_time=min(r.event_time or r.created_at for r in members), categories=shared_categories(members),
             metadata={"abstraction": {"level": 1, "days": occurrence_days(members), "last_seen": last.isoformat()}},
         )
         reason = f"L1 pattern from {len(members)} memories of it on {occurrence_days(members)} days"
@@ -548,6 +551,13 @@ def _review_offline(record: MemoryRecord, *, promotion: bool) -> tuple[str, str]
     if promotion:
         return ("PROMOTE" if keep else "KEEP"), why
     return ("KEEP" if keep else "DELETE"), why
+
+
+def shared_categories(members: Sequence[MemoryRecord], most: int = 2) -> list[str]:
+    """mem0's categories of a memory made of others (a merge, a pattern): theirs, the most common first (the first
+    member's first among equals)."""
+    counts = Counter(c for r in members for c in r.categories)
+    return [name for name, _ in counts.most_common(most)]
 
 
 def _session_key(scope: Scope) -> tuple[str | None, str | None, str | None]:

@@ -38,7 +38,8 @@ READ_FACTS = 5000  # ... among their newest facts: a read of a profile stays bou
 PER_FIELD = 10  # facts in one category or array property
 STRING_FACTS = 3  # facts joined into a string property
 RELEVANT = 0.5  # calibrated relevance a fact needs to fill a schema property it is not categorised under
-PASSING = frozenset({"state", "event"})  # fact kinds (tags) a profile leaves out unless they are core
+# Tags of what a profile leaves out unless it is core: passing states, one-off events, summaries of conversations.
+PASSING = frozenset({"state", "event", "episode-summary"})
 ENTITY_TYPES = ("user",)
 OPERATIONS = ("trigger", "sample")
 SAMPLE_DEFAULT, SAMPLE_MAX = 3, 10
