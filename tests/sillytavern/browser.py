@@ -280,7 +280,8 @@ class StUser:
             if (!note) return null;
             return {
                 kind: note.dataset.jiyiNote, problem: note.dataset.kind ?? null, open: note.open,
-                summary: note.querySelector('summary').textContent.trim(),
+                // A reply that got no memory has a one-line note with no summary to open (kind "none").
+                summary: (note.querySelector('summary') ?? note).textContent.trim(),
                 body: note.querySelector('.jiyi-memory-note-body')?.textContent.trim() ?? '',
                 items: [...note.querySelectorAll('li .jiyi-memory-note-text')].map(e => e.textContent),
                 ids: [...note.querySelectorAll('li')].map(e => e.dataset.memoryId),

@@ -82,7 +82,7 @@ def test_replies_arrive_in_time_with_jiyi_stopped_or_hanging(alice: StUser, bob:
         last = user.jiyi_last()
         assert not last["degraded"] and not last["error"], last
         note = user.note()
-        assert note is None or note["kind"] == "used", note
+        assert note is not None and note["kind"] in ("used", "none"), note  # memories, or the quiet "none" line
         # The turns said while jiyi was away are caught up on the next save.
         jiyi.wait_for_memory(user.handle, AGENTS[user.handle], "用户喜欢喝乌龙茶")
         jiyi.wait_for_memory(user.handle, AGENTS[user.handle], "用户每周去游泳")
