@@ -4,23 +4,11 @@
 //
 //   node drive_profiles.mjs --url URL --alice-key KEY --bob-key KEY
 //
-// As drive.mjs: telemetry off before the import, and any request off this machine refused and listed.
+// loopback.mjs first: telemetry off before the import, and any request off this machine refused and listed.
 import { parseArgs } from "node:util";
 
-process.env.MEM0_TELEMETRY = "false";
+import { blocked, sdk } from "./loopback.mjs";
 
-const blocked = [];
-const realFetch = globalThis.fetch;
-globalThis.fetch = (input, init) => {
-  const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
-  if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
-    blocked.push(url.href);
-    return Promise.reject(new Error(`drive_profiles.mjs: refused a request off this machine: ${url.href}`));
-  }
-  return realFetch(input, init);
-};
-
-const sdk = await import("mem0ai");
 const { MemoryClient } = sdk;
 
 const { values: args } = parseArgs({
