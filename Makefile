@@ -46,6 +46,20 @@ test: lint sillytavern mem0-js promtool postgres-user
 	node --test integrations/sillytavern/tests/
 	$(BIN)/python -m pytest
 
+# What docs/benchmarks.md lists under "What `make bench` runs" (tests/test_docs_figures.py checks the two agree).
 bench: $(VENV)/.installed-dev
+	$(BIN)/python bench/extraction.py
+	$(BIN)/python bench/extraction.py --data bench/data/extraction_eval_holdout.json
+	$(BIN)/python bench/categories.py
 	$(BIN)/python bench/embedders.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/context.py --split dev
+	$(BIN)/python bench/context.py --split holdout
+	$(BIN)/python bench/lexicon.py --split dev
+	$(BIN)/python bench/lexicon.py --split holdout
+	$(BIN)/python bench/pairs.py
+	$(BIN)/python bench/pairs.py --data bench/data/pair_eval_holdout.json --out bench/results/pairs-holdout.json
+	$(BIN)/python bench/speakers.py --data bench/data/speaker_eval_3.json --out bench/results/speakers_3.json
+	$(BIN)/python bench/reminders.py
+	$(BIN)/python bench/zh_retrieval.py
+	$(BIN)/python bench/lifecycle.py

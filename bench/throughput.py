@@ -7,7 +7,7 @@ REV`, the same for another commit's server on a copy of the same store, in inter
     .venv/bin/python bench/throughput.py --baseline HEAD~1      # the gate: this change against the commit before
     .venv/bin/python bench/throughput.py --memories 2000 --clients 8 --seconds 10 --rounds 1   # a quick look
 
-The gate (README, "Speed"): every change to the read path, core/ or stores/ runs `--baseline <the commit before>` and
+The gate (docs/benchmarks.md, "Throughput"): every change to the read path, core/ or stores/ runs `--baseline <the commit before>` and
 says the ratio in its commit message; a drop of more than 10 % is fixed before it lands.
 
 How:

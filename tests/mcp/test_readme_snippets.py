@@ -1,6 +1,6 @@
-"""The README's MCP client configurations work as written: the stdio block's command is started and the HTTP blocks
-are connected to, each with the MCP SDK's own client speaking the initialize handshake, as today's desktop clients do
-(what changes: the checkout's path, the store, the key)."""
+"""The MCP client configurations of docs/mcp.md work as written: the stdio block's command is started and the HTTP
+blocks are connected to, each with the MCP SDK's own client speaking the initialize handshake, as today's desktop
+clients do (what changes: the checkout's path, the store, the key)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import RunningServer
+from tests.markdown import page
 from tests.mcp.helpers import JIYI_TOOLS, MEM0_TOOLS, ok
 
-README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+README = page("docs/mcp.md")
 CONFIGS = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", README, re.S) if "mcpServers" in block]
 
 

@@ -1,5 +1,5 @@
-"""The README's throughput table is bench/results/throughput.json's: each row's medians, as bench/throughput.py
-computes them, so the figures cannot drift from the file they come from."""
+"""The throughput table of docs/benchmarks.md is bench/results/throughput.json's: each row's medians, as
+bench/throughput.py computes them, so the figures cannot drift from the file they come from."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _median(report: dict[str, Any], server: str, memories: int, clients: int, fi
 
 def test_the_readme_throughput_table_is_the_results_file() -> None:
     report = json.loads((ROOT / "bench" / "results" / "throughput.json").read_text(encoding="utf-8"))
-    rows = [m.groups() for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    rows = [m.groups() for line in (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8").splitlines()
             if (m := ROW.match(line))]
     assert len(rows) == 4
     for memories, clients, *figures in rows:
