@@ -7,8 +7,9 @@ REV`, the same for another commit's server on a copy of the same store, in inter
     .venv/bin/python bench/throughput.py --baseline HEAD~1      # the gate: this change against the commit before
     .venv/bin/python bench/throughput.py --memories 2000 --clients 8 --seconds 10 --rounds 1   # a quick look
 
-The gate (docs/benchmarks.md, "Throughput"): every change to the read path, core/ or stores/ runs `--baseline <the commit before>` and
-says the ratio in its commit message; a drop of more than 10 % is fixed before it lands.
+The gate (docs/benchmarks.md, "Throughput"): every change to the read path, core/ or stores/ runs
+`--baseline <the commit before>` and says the ratio in its commit message; a drop of more than 10 %
+is fixed before it lands.
 
 How:
 - The model is measured in a process of its own (`--model-rates`), before and after the servers' rounds: the

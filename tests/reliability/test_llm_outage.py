@@ -1,5 +1,6 @@
 """The LLM refuses connections, hangs, or answers garbage: adds still answer (no 5xx), the offline rules stand in at
-once, the turns stay RETRYING, and once the LLM is back the worker retries them with it (docs/write-path.md, "Nothing is lost")."""
+once, the turns stay RETRYING, and once the LLM is back the worker retries them with it (docs/write-path.md, "Nothing
+is lost")."""
 
 from __future__ import annotations
 
