@@ -62,6 +62,12 @@ E5, USE = "embedders/e5/hybrid/quality", "embedders/use/hybrid/quality"
 
 # (page, results file, the text as the page writes it)
 FIGURES: list[tuple[str, str, str]] = [
+    ("docs/benchmarks.md", "mem0-side-by-side.json",
+     "jiyi {summary/0/jiyi/req_per_s:.1f} searches/s against mem0's {summary/0/mem0/req_per_s:.1f} with 8 clients "
+     "({summary/0/ratio:.2f}×), {summary/1/jiyi/req_per_s:.1f} against {summary/1/mem0/req_per_s:.1f} with 64 "
+     "({summary/1/ratio:.2f}×); server CPU per search {summary/0/jiyi/cpu_ms_per_request:.1f} against "
+     "{summary/0/mem0/cpu_ms_per_request:.1f} ms ({summary/0/mem0/cpu_ms_per_request_with_embedder:.1f} ms with "
+     "mem0's embeddings)"),
     ("README.md", "extraction.json", "(tuned set: precision {all/precision:.3f}, recall {all/recall:.3f};"),
     ("README.md", "extraction-extraction_eval_holdout.json",
      "held-out set: {all/precision:.3f} / {all/recall:.3f})"),
