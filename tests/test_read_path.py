@@ -244,7 +244,8 @@ def test_an_english_question_is_held_to_the_bar_of_its_own_language(tmp_path: Pa
         assert memory.context(question, user_id="u")["memories"] == []
     with memory_at(tmp_path, "e5") as memory:
         dog, *_ = add_raw(memory, said)
-        assert [m["id"] for m in memory.context(question, user_id="u")["memories"]] == [dog]
+        injected = memory.context(question, user_id="u")["memories"]
+        assert injected[0]["id"] == dog and injected[0]["relevance"] >= 0.5  # (others may come along below the bar)
         for chat in ["lol that's hilarious", "tell me a joke", "why is the sky blue?"]:
             assert memory.context([{"role": "user", "content": chat}], user_id="u")["memories"] == [], chat
         # The order is the one range's: the English range only reads the bar.
@@ -564,3 +565,62 @@ def test_keyword_search_looks_only_for_reached_words_that_some_memory_holds(tmp_
     assert kitten in [hit["id"] for hit in hits]
     assert searched and all(len(terms) < 12 for terms in searched)
     assert any("猫咪" in terms or "疫苗" in terms for terms in searched)
+
+
+@pytest.mark.parametrize("companion", [0.3, 0.5])
+def test_once_the_bar_is_cleared_the_other_top_candidates_come_along(tmp_path: Path, companion: float) -> None:
+    """The bar says whether memory speaks to the question; which candidate answers it is less certain: a topical
+    neighbour (the lie-in, 0.54) outranks the answer (the pottery class, 0.39 with e5), which comes along from
+    companion_min_relevance up. 0.5 = the usual bar: the mechanism off."""
+    settings = ReadSettings(companion_min_relevance=companion)
+    with memory_at(tmp_path, "e5", read_settings=settings) as memory:
+        lie_in, _, _, pottery, *_ = add_raw(memory, [
+            "周末好爽，睡到十一点才起", "我在一家外企做财务", "我妹妹在成都读研究生",
+            "现在周末在家附近报了个陶艺课，捏泥巴超解压", "我对花生过敏"])
+        answer = memory.context([{"role": "user", "content": "我周末一般都在忙什么兴趣爱好？"}], user_id="u")
+        injected = [m["id"] for m in answer["memories"]]
+        assert injected[0] == lie_in and answer["memories"][0]["relevance"] >= 0.5
+        if companion < 0.5:
+            assert injected == [lie_in, pottery]
+            assert companion <= answer["memories"][1]["relevance"] < 0.5
+        else:
+            assert injected == [lie_in]
+        # Below the bar nothing comes, companions or not; a caller's own min_relevance is the only bar.
+        assert memory.context([{"role": "user", "content": "tell me a joke"}], user_id="u")["memories"] == []
+        strict = memory.context([{"role": "user", "content": "我周末一般都在忙什么兴趣爱好？"}], user_id="u",
+                                min_relevance=0.5)
+        assert [m["id"] for m in strict["memories"]] == [lie_in]
+
+
+def test_a_question_to_the_assistant_about_itself_gets_the_persona_the_user_gave_it(tmp_path: Path) -> None:
+    """"星星你住在哪里呀" is not about the user, but the user told the assistant who it is: that memory passes the
+    about-gate; a question that asks the assistant for an opinion ("你说…") or one with no persona memory does not."""
+    with memory_at(tmp_path, "e5") as memory:
+        persona, *_ = add_raw(memory, ["助手设定是一个住在月亮上的小精灵，喜欢讲故事", "我在一家外企做财务",
+                                       "我养了一只柯基叫馒头", "我妹妹在成都读研究生"])
+        assert [m["id"] for m in memory.context([{"role": "user", "content": "星星你住在哪里呀"}],
+                                                user_id="u")["memories"]][:1] == [persona]
+        assert memory.context([{"role": "user", "content": "你觉得明天会下雨吗"}], user_id="u")["memories"] == []
+    with memory_at(tmp_path / "none", "e5") as memory:
+        add_raw(memory, ["我在一家外企做财务", "我养了一只柯基叫馒头", "周末和同事去爬了香山"])
+        assert memory.context([{"role": "user", "content": "星星你住在哪里呀"}], user_id="u")["memories"] == []
+
+
+def test_asked_how_things_are_now_only_a_newer_memory_comes_along(tmp_path: Path) -> None:
+    """"我现在…" asks for the present state: a candidate below the bar said before the relevant one is an older state
+    (the lie-in memory stands; the pottery class said before it stays out), one said after it may be the change."""
+    question = [{"role": "user", "content": "我现在周末一般都在忙什么兴趣爱好？"}]
+    for order in ("pottery first", "pottery last"):
+        clock = SimClock()
+        with memory_at(tmp_path / order.replace(" ", "-"), "e5", clock=clock) as memory:
+            texts = ["周末在家附近报了个陶艺课，捏泥巴超解压", "周末好爽，睡到十一点才起", "我在一家外企做财务",
+                     "我对花生过敏"]
+            if order == "pottery last":
+                texts = texts[1:] + texts[:1]
+            ids = {}
+            for text in texts:
+                ids[text[:4]] = add_raw(memory, [text])[0]
+                clock.now += timedelta(days=2)
+            injected = [m["id"] for m in memory.context(question, user_id="u")["memories"]]
+            assert injected[0] == ids["周末好爽"]
+            assert (ids["周末在家"] in injected) is (order == "pottery last"), order

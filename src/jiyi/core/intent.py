@@ -192,6 +192,27 @@ def asks_about_the_user(query: str) -> bool:
     return bool(_ASKER.search(query)) or asks_for_advice(query)
 
 
+# A question to the assistant about itself ("星星你住在哪里呀", "阿澈你会弹琴吗", "do you like sweets?"):
+# companion users tell the character who it is ("助手设定是一个会弹钢琴的男生") and ask it back. Not "你说…",
+# "你觉得…" or "你还记得…", which ask the assistant for an opinion or for a memory of the user's.
+_ABOUT_YOU = re.compile(
+    r"你(?:平时|一般|平常|最|真的|以前|小时候)?(?:会不会|会|喜欢|爱|住|叫|是|来自|多大|几岁|的名字|属|养)|"
+    r"\b(?:do|are|were|can|did|have) you\b|\byour (?:name|favou?rite|hobby|hobbies|age|home)\b|\bwhere do you\b",
+    re.IGNORECASE,
+)
+# A memory that says who the assistant is: the user told it its persona, or named it as the assistant.
+_THE_ASSISTANT = re.compile(r"助手|人设|设定|\bassistant\b|\bAI\b|\bpersona\b", re.IGNORECASE)
+
+
+def asks_about_the_assistant(query: str) -> bool:
+    return bool(_ABOUT_YOU.search(query))
+
+
+def describes_the_assistant(text: str, name: str | None = None) -> bool:
+    """Whether a memory speaks of the assistant itself (its persona), by that word or by its name."""
+    return bool(_THE_ASSISTANT.search(text)) or bool(name and name in text)
+
+
 # A question about how things are now ("我最近心情怎么样", "我现在还跑步吗", "do I still cycle?"): of memories that
 # answer it, the newest does; an older state or habit has been replaced, even when it matches the words better.
 _ABOUT_NOW = re.compile(
