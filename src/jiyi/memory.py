@@ -62,7 +62,7 @@ from jiyi.records import (
 )
 from jiyi.stores.base import MemoryStore
 from jiyi.views import history_item, memory_item, search_item, turn_item
-from jiyi.write_path import EVIDENCE_PENDING, WritePath, WriteSettings
+from jiyi.write_path import EVIDENCE_PENDING, WritePath, WriteSettings, traced_add
 
 if TYPE_CHECKING:
     from jiyi.rerankers.base import Reranker
@@ -232,6 +232,7 @@ class AsyncMemory:
 
     # --- writes ---------------------------------------------------------------------------------------------
 
+    @traced_add
     async def add(
         self,
         messages: Any,

@@ -23,6 +23,8 @@ embedder at once, which embeds them in one call (embedders/scheduler.py).
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import logging
 import re
 import time
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from jiyi import tracing
 from jiyi.core.injection import DEFAULT_BUDGET_CHARS, MEMORY_HEADER, inject, memory_block
 from jiyi.core.intent import (
     asks_about_now,
@@ -236,7 +239,9 @@ class ReadPath:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def _io(self, fn: Any, *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        # In the caller's context, as asyncio.to_thread does: the store's spans are children of the search's.
+        call = functools.partial(contextvars.copy_context().run, fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, call)
 
     # --- search -----------------------------------------------------------------------------------------------
 
@@ -245,10 +250,20 @@ class ReadPath:
         """Hybrid search, reranked when a reranker is configured (and `rerank` is not False). With `refresh` the
         memories returned count as reviewed. `timeout` bounds the whole call (DeadlineExceeded)."""
         started = time.perf_counter()
-        try:
-            return await asyncio.wait_for(self._search(request, rerank, refresh, started), timeout)
-        except TimeoutError:
-            raise DeadlineExceeded(f"search did not finish within {timeout:.2f} s") from None
+        with tracing.span("jiyi.search") as span:
+            try:
+                retrieval = await asyncio.wait_for(self._search(request, rerank, refresh, started), timeout)
+            except TimeoutError:
+                raise DeadlineExceeded(f"search did not finish within {timeout:.2f} s") from None
+            if span.is_recording():
+                span.set_attributes({
+                    **tracing.scope_attributes(request.scope), "jiyi.search.top_k": request.top_k,
+                    "jiyi.search.reranked": "rerank_ms" in retrieval.timings_ms,
+                    "jiyi.search.results": len(retrieval.hits),
+                    "jiyi.memory.ids": [h.record.id for h in retrieval.hits],
+                    **tracing.texts("jiyi.query", [request.query]),
+                    **tracing.texts("jiyi.memory.texts", [h.record.content for h in retrieval.hits])})
+            return retrieval
 
     async def refresh(self, memory_ids: Sequence[str]) -> None:
         """Count these memories as reviewed: returned to a caller (the forgetting curve's review effect).
@@ -319,8 +334,10 @@ class ReadPath:
         started = time.perf_counter()
         hits = retrieval.hits
         try:
-            scores = await self.reranker.rerank(request.query, [h.record.content for h in hits],
-                                                timeout=self.settings.rerank_timeout)
+            with tracing.model_span("rerank", self.reranker.model_id) as span:
+                span.set_attribute("jiyi.rerank.documents", len(hits))
+                scores = await self.reranker.rerank(request.query, [h.record.content for h in hits],
+                                                    timeout=self.settings.rerank_timeout)
         except (BackendUnavailable, TimeoutError) as exc:
             log.warning("rerank failed (%s); keeping the fused order", type(exc).__name__)
             retrieval.timings_ms["rerank_failed"] = 1.0
@@ -412,10 +429,21 @@ class ReadPath:
             return relevant, Stage(name, "hit" if relevant else "miss", query, best, len(relevant),
                                    spent_ms + (time.perf_counter() - started) * 1000, detail)
 
+        async def traced_attempt(name: str, query: str) -> tuple[list[SearchHit], Stage]:
+            with tracing.span(f"jiyi.context.{name}") as span:
+                relevant, stage = await attempt(name, query)
+                describe_stage(span, stage)
+                return relevant, stage
+
+        def skip(stage: Stage) -> None:
+            stages.append(stage)
+            with tracing.span(f"jiyi.context.{stage.name}") as span:
+                describe_stage(span, stage)
+
         def wanted(name: str) -> bool:
             if request.only_stages is None or name in request.only_stages:
                 return True
-            stages.append(Stage(name, "skipped", detail="not asked for"))
+            skip(Stage(name, "skipped", detail="not asked for"))
             return False
 
         first: list[tuple[str, str]] = []
@@ -424,11 +452,12 @@ class ReadPath:
         if not wanted("context"):
             pass
         elif not recent:
-            stages.append(Stage("context", "skipped", detail="no earlier messages"))
+            skip(Stage("context", "skipped", detail="no earlier messages"))
         else:
             first.append(("context", context_query(recent, question, settings.context_max_chars)))
         if first:
-            outcomes = await asyncio.gather(*(attempt(name, query) for name, query in first), return_exceptions=True)
+            outcomes = await asyncio.gather(*(traced_attempt(name, query) for name, query in first),
+                                            return_exceptions=True)
             attempts = [outcome for outcome in outcomes if not isinstance(outcome, BaseException)]
             stages.extend(stage for _, stage in attempts)
             stages.sort(key=lambda s: STAGE_NAMES.index(s.name))
@@ -439,13 +468,14 @@ class ReadPath:
                 return Recall(found, stages)
         if not wanted("rewrite"):
             return Recall([], stages)
-        rewritten = await self._rewrite(request, question, recent, deadline, stages)
-        if rewritten is not None:
-            found, stage = await attempt("rewrite", *rewritten)
-            stages.append(stage)
-            if found:
-                return Recall(found, stages)
-        return Recall([], stages)
+        found = []
+        with tracing.span("jiyi.context.rewrite") as span:
+            rewritten = await self._rewrite(request, question, recent, deadline, stages)
+            if rewritten is not None:
+                found, stage = await attempt("rewrite", *rewritten)
+                stages.append(stage)
+            describe_stage(span, stages[-1])
+        return Recall(found, stages)
 
     def _speaks_of_what_it_knows(self, question: str, hits: list[SearchHit]) -> bool:
         """Whether a message that is not in the first person still speaks of the user's life: it names someone of
@@ -561,11 +591,25 @@ class ReadPath:
                       budget_chars: int = DEFAULT_BUDGET_CHARS, header: str = MEMORY_HEADER) -> dict[str, Any]:
         """Recall for the next reply and inject the memories into `messages` (see core/injection.py). Never raises for
         a failing backend or a missed deadline: the messages then come back unchanged with `degraded: true`."""
+        with tracing.span("jiyi.context") as span:
+            answer = await self._context(request, messages, budget_chars, header, span)
+            if span.is_recording():
+                span.set_attributes({
+                    **tracing.scope_attributes(request.scope), "jiyi.context.messages": len(request.messages),
+                    "jiyi.context.top_k": request.top_k, "jiyi.context.degraded": answer["degraded"],
+                    "jiyi.context.memories": len(answer["memories"]),
+                    "jiyi.memory.ids": [m["id"] for m in answer["memories"]],
+                    **tracing.texts("jiyi.memory.texts", [m["memory"] for m in answer["memories"]])})
+            return answer
+
+    async def _context(self, request: RecallRequest, messages: Sequence[dict[str, Any]], budget_chars: int,
+                       header: str, span: tracing.SpanLike) -> dict[str, Any]:
         started = time.perf_counter()
         stages: list[Stage] = []
         try:
             recall = await self.recall(request, stages)
         except Exception as exc:  # silent degradation: the reply goes ahead without long-term memory
+            tracing.record_error(span, exc)
             if isinstance(exc, BackendUnavailable):
                 log.warning("recall failed, answering without memories: %s", exc)
             else:
@@ -589,6 +633,15 @@ class ReadPath:
             "error": None,
             "elapsed_ms": _elapsed_ms(started),
         }
+
+
+def describe_stage(span: tracing.SpanLike, stage: Stage) -> None:
+    """A recall stage's outcome on its span (jiyi.context.question, .context, .rewrite)."""
+    if span.is_recording():
+        span.set_attributes({"jiyi.stage.outcome": stage.outcome, "jiyi.stage.best_relevance": stage.best_relevance,
+                             "jiyi.stage.found": stage.found, **tracing.texts("jiyi.query", [stage.query])})
+        if stage.detail:
+            span.set_attribute("jiyi.stage.detail", stage.detail)
 
 
 def merged(found: Sequence[Sequence[SearchHit]], top_k: int, question: str | None = None) -> list[SearchHit]:

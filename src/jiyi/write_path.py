@@ -23,15 +23,16 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from jiyi import tracing
 from jiyi.categorizing import Categorizer
 from jiyi.core import llm_memory, offline
 from jiyi.core.categories import Taxonomy, default_taxonomy
@@ -48,7 +49,7 @@ from jiyi.core.supersession import mark_changed, says_it_changed
 from jiyi.core.temporal import resolve_event_time
 from jiyi.embedders.base import Embedder
 from jiyi.errors import BackendUnavailable
-from jiyi.filters import parse_filters
+from jiyi.filters import merge_scope, parse_filters
 from jiyi.leases import renewed
 from jiyi.lifecycle import spill_working_memory
 from jiyi.llms.base import LLM, LLMError
@@ -161,6 +162,46 @@ class _Applied:
         if self.role:
             result["role"] = self.role
         return result
+
+
+def describe_turn(span: tracing.SpanLike, turn: TurnRecord) -> None:
+    """A processed turn on its span: its id (the add's event_id), status, extractor and what it changed."""
+    if span.is_recording():
+        span.set_attributes({"jiyi.event.id": turn.id, "jiyi.turn.status": turn.status.value,
+                             "jiyi.turn.attempts": turn.attempts, "jiyi.turn.extractor": turn.extractor or "",
+                             "jiyi.turn.results": len(turn.results), **tracing.scope_attributes(turn.scope)})
+
+
+AddMethod = TypeVar("AddMethod", bound=Callable[..., Coroutine[Any, Any, dict[str, Any]]])
+
+
+def traced_add(add: AddMethod) -> AddMethod:
+    """AsyncMemory.add inside a span, jiyi.add: the scope's kind, how many messages, infer and async_mode, and what
+    came of it (event id, the memories' ids; their texts and the messages only when content is recorded)."""
+    if not tracing.available:
+        return add
+
+    @functools.wraps(add)
+    async def traced(self: Any, messages: Any, **options: Any) -> dict[str, Any]:
+        with tracing.span("jiyi.add") as span:
+            result = await add(self, messages, **options)
+            if span.is_recording():
+                said = [messages] if isinstance(messages, str) else [
+                    m.get("content") for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+                scope, _ = merge_scope(Scope(options.get("user_id"), options.get("agent_id"), options.get("run_id")),
+                                       options.get("filters"))
+                results = [r for r in result.get("results") or () if isinstance(r, dict)]
+                span.set_attributes({
+                    **tracing.scope_attributes(scope), "jiyi.add.messages": len(said),
+                    "jiyi.add.infer": bool(options.get("infer", True)),
+                    "jiyi.add.async_mode": bool(options.get("async_mode", False)),
+                    "jiyi.add.results": len(results), "jiyi.memory.ids": [str(r.get("id")) for r in results],
+                    **({"jiyi.event.id": result["event_id"]} if result.get("event_id") else {}),
+                    **tracing.texts("jiyi.add.input", [str(text) for text in said]),
+                    **tracing.texts("jiyi.memory.texts", [str(r.get("memory")) for r in results])})
+            return result
+
+    return cast(AddMethod, traced)
 
 
 def _chat(messages: Sequence[StoredMessage]) -> list[ChatMessage]:
@@ -300,6 +341,13 @@ class WritePath:
         """Extract and apply one turn; never raises for an LLM or embedding failure — the turn records it.
         `defer_evidence`: once the facts are in, return the turn still leased (PROCESSING, `EVIDENCE_PENDING` in its
         options) for the caller to finish with keep_evidence()."""
+        with tracing.span("jiyi.extract") as span:
+            processed = await self._process(turn, messages, defer_evidence)
+            describe_turn(span, processed)
+            return processed
+
+    async def _process(self, turn: TurnRecord, messages: Sequence[StoredMessage] | None,
+                       defer_evidence: bool) -> TurnRecord:
         if messages is None:
             messages = await self._io(self.store.get_messages, turn.message_ids)
         if EVIDENCE_PENDING in turn.options:  # the facts were applied by a run that did not get to the evidence
@@ -361,6 +409,12 @@ class WritePath:
     async def keep_evidence(self, turn: TurnRecord, messages: Sequence[StoredMessage] | None = None) -> TurnRecord:
         """The rest of a turn whose facts are applied: keep its messages as evidence, then mark it done. Never raises
         for an embedding failure: the turn is retried (this part only) like any other."""
+        with tracing.span("jiyi.evidence") as span:
+            kept = await self._keep_evidence(turn, messages)
+            describe_turn(span, kept)
+            return kept
+
+    async def _keep_evidence(self, turn: TurnRecord, messages: Sequence[StoredMessage] | None) -> TurnRecord:
         if messages is None:
             messages = await self._io(self.store.get_messages, turn.message_ids)
         covering = turn.options.get(EVIDENCE_PENDING) or []

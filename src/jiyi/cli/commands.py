@@ -46,6 +46,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """An MCP server over stdio for one user, launched by a desktop client (Claude Desktop, Cursor, Cherry Studio)."""
     import asyncio
 
+    from jiyi.cli.serve import export_traces_if_asked
     from jiyi.mcp import Caller, serve_stdio
     from jiyi.memory import AsyncMemory
 
@@ -54,6 +55,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # Standard output carries the protocol: logs go to standard error, and only warnings.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    export_traces_if_asked()
     memory = AsyncMemory.from_config(config)
     asyncio.run(serve_stdio(memory, Caller(args.user_id, args.agent_id), tool_names=args.tool_names))
     return 0

@@ -67,6 +67,7 @@ def _app(settings: Settings, config: dict[str, Any], *, reopen_allowed: bool) ->
     from jiyi.webhooks.dispatcher import WebhookOptions
     from jiyi.wiring import redact
 
+    export_traces_if_asked()
     memory = AsyncMemory.from_config(config)
     app = create_app(memory, admin_api_key=settings.admin_api_key, user_api_keys=settings.api_keys,
                      cors_origins=settings.cors_origin_list(), maintenance_interval=settings.maintenance_interval,
@@ -76,6 +77,18 @@ def _app(settings: Settings, config: dict[str, Any], *, reopen_allowed: bool) ->
     print(f"jiyi {redact(memory.store.url)} · embedder {memory.embedder.model_id} · pid {os.getpid()} · "
           f"http://{_url_host(settings.host)}:{settings.port}/docs", file=sys.stderr)
     return app
+
+
+def export_traces_if_asked() -> None:
+    """Spans go by OTLP/HTTP where OTEL_EXPORTER_OTLP_ENDPOINT (or its traces-only form) says (jiyi/tracing.py);
+    without the packages for it, one line on standard error and the server runs untraced."""
+    if not (os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")):
+        return
+    from jiyi import __version__, tracing
+
+    warning = tracing.start_export(__version__)
+    if warning:
+        print(f"jiyi: {warning}", file=sys.stderr)
 
 
 def app_from_environment() -> Any:

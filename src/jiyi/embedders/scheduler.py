@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from jiyi import tracing
 from jiyi.embedders.base import DEFAULT_MAX_INPUT_CHARS, Embedder, QueryBatching, fit_input
 from jiyi.errors import BackendUnavailable, Overloaded
 
@@ -88,6 +89,9 @@ class _Job:
     lane: str
     future: Future[np.ndarray] = field(default_factory=Future)
     taken: int = 0  # texts handed to a worker so far
+    submitted: float = field(default_factory=time.perf_counter)
+    started: float | None = None  # when a worker took its first text (the span's wait in line)
+    batch: int = 1  # queries embedded in the same model call (query jobs)
     done: int = 0  # texts embedded so far
     parts: dict[int, np.ndarray] = field(default_factory=dict)  # first text's index -> vectors; chunks may finish
     # out of order when several workers run
@@ -140,30 +144,42 @@ class EmbeddingScheduler:
 
     # --- the Embedder contract ------------------------------------------------------------------------------
 
+    # Each job's span ("embeddings {model}", GenAI conventions) is the caller's: from submitting to the vectors, the
+    # wait in line included (jiyi.embedding.wait_ms), since that is what a slow search spent there.
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        job = self._submit([fit_input(self.inner, t) for t in texts], query=False)
-        return self._wait(job, self.passage_timeout, "passage embedding")
+        with tracing.model_span("embeddings", self.model_id) as span:
+            job = self._submit([fit_input(self.inner, t) for t in texts], query=False)
+            vectors = self._wait(job, self.passage_timeout, "passage embedding")
+            _describe(span, job, "passage")
+            return vectors
 
     def embed_query(self, text: str) -> np.ndarray:
-        job = self._submit([fit_input(self.inner, text, query=True)], query=True)
-        return self._wait(job, self.query_timeout, "query embedding")
+        with tracing.model_span("embeddings", self.model_id) as span:
+            job = self._submit([fit_input(self.inner, text, query=True)], query=True)
+            vector = self._wait(job, self.query_timeout, "query embedding")
+            _describe(span, job, "query")
+            return vector
 
     async def aembed_query(self, text: str) -> np.ndarray:
         """embed_query for a coroutine: it waits without holding a thread, so every search in flight has its query
         queued and the model takes them as one batch (a thread pool in front of the model let only as many queries
         wait as it had threads)."""
-        job = self._submit([fit_input(self.inner, text, query=True)], query=True)
-        waited = asyncio.wrap_future(job.future)
-        try:
-            return await asyncio.wait_for(asyncio.shield(waited), self.query_timeout)
-        except TimeoutError:
-            self._give_up(job, self.query_timeout, "query embedding")
-            return await waited
-        except asyncio.CancelledError:
-            job.future.cancel()  # a query its caller no longer waits for is not embedded, if it has not started
-            raise
+        with tracing.model_span("embeddings", self.model_id) as span:
+            job = self._submit([fit_input(self.inner, text, query=True)], query=True)
+            waited = asyncio.wrap_future(job.future)
+            try:
+                vector = await asyncio.wait_for(asyncio.shield(waited), self.query_timeout)
+            except TimeoutError:
+                self._give_up(job, self.query_timeout, "query embedding")
+                vector = await waited
+            except asyncio.CancelledError:
+                job.future.cancel()  # a query its caller no longer waits for is not embedded, if it has not started
+                raise
+            _describe(span, job, "query")
+            return vector
 
     def queued(self) -> dict[str, object]:
         """What waits to start: {"queries": count, "passages": {lane: texts}} (for metrics and tests)."""
@@ -258,6 +274,9 @@ class EmbeddingScheduler:
                         if job.future.set_running_or_notify_cancel():
                             batch.append(job)
                     if batch:
+                        began = time.perf_counter()
+                        for job in batch:
+                            job.started, job.batch = began, len(batch)
                         return lambda: self._run_queries(batch)
                 elif self._lanes:
                     task = self._next_chunk()
@@ -275,6 +294,8 @@ class EmbeddingScheduler:
         chars = 0
         if start == 0 and not job.future.set_running_or_notify_cancel():
             end = len(job.texts)  # its caller gave up on it
+        if job.started is None:
+            job.started = time.perf_counter()
         most = self.chunk_texts
         if self.concurrency == 1 and time.monotonic() - self._last_query < QUERIES_RECENT_SECONDS:
             most = 1  # searches are coming in: the next query waits for one text at most
@@ -348,6 +369,14 @@ class EmbeddingScheduler:
         self._running[lane] -= 1
         if not self._running[lane]:
             del self._running[lane]
+
+
+def _describe(span: tracing.SpanLike, job: _Job, kind: str) -> None:
+    if span.is_recording():
+        span.set_attributes({"jiyi.embedding.kind": kind, "jiyi.embedding.texts": len(job.texts),
+                             "jiyi.embedding.batch": job.batch,
+                             "jiyi.embedding.wait_ms": round(((job.started or job.submitted) - job.submitted) * 1000,
+                                                             3)})
 
 
 def scheduled(embedder: Embedder, **options: Any) -> EmbeddingScheduler:

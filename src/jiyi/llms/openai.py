@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from jiyi import tracing
 from jiyi._http import ClientPerLoop
 from jiyi.errors import ConfigError
 from jiyi.llms.base import ChatMessages, LLMBadOutput, LLMError, LLMRateLimited, LLMTimeout
@@ -86,8 +87,15 @@ class OpenAICompatibleLLM:
         wants_json = json_mode if json_mode is not None else False
         if wants_json and self.json_mode_supported:
             payload["response_format"] = {"type": "json_object"}
-        response = await self._post(payload, self.timeout if timeout is None else timeout)
-        return self._content(response)
+        with tracing.model_span("chat", self.model_id) as span:
+            tracing.describe_chat(span, messages, max_tokens=payload["max_tokens"],
+                                  temperature=payload["temperature"], json_mode=wants_json)
+            response = await self._post(payload, self.timeout if timeout is None else timeout)
+            content = self._content(response)
+            if span.is_recording():  # read the body again only for a span that is kept
+                body = response.json()
+                tracing.describe_reply(span, content, body.get("usage"), body)
+            return content
 
     async def _post(self, payload: dict[str, Any], timeout: float) -> httpx.Response:
         url = f"{self.base_url}/chat/completions"

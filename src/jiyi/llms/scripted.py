@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from jiyi import tracing
 from jiyi.llms.base import ChatMessages, LLMError
 
 Reply = str | dict[str, Any] | list[Any] | BaseException | Callable[[ChatMessages], Any]
@@ -58,6 +59,13 @@ class ScriptedLLM:
         temperature: float | None = None,
         timeout: float | None = None,
     ) -> str:
+        with tracing.model_span("chat", self.model_id) as span:
+            tracing.describe_chat(span, messages, max_tokens=max_tokens, temperature=temperature, json_mode=json_mode)
+            text = await self._answer(messages, json_mode, timeout)
+            tracing.describe_reply(span, text)
+            return text
+
+    async def _answer(self, messages: ChatMessages, json_mode: bool | None, timeout: float | None) -> str:
         call = ScriptedCall(messages=list(messages), json_mode=json_mode)
         self.calls.append(call)
         if self.delay:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import inspect
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -31,6 +32,7 @@ from jiyi.server.request_log import RequestLog
 from jiyi.server.restore_routes import router as restore_router
 from jiyi.server.routes import require_admin, router
 from jiyi.server.state import ServerState
+from jiyi.server.trace_context import TraceContext
 from jiyi.server.ui import router as console_router
 from jiyi.server.ui.session import ConsoleSessions
 from jiyi.server.webhook_routes import router as webhook_router
@@ -117,6 +119,7 @@ def create_app(
         docs_url=None,  # served by server/docs.py from jiyi's own copy of Swagger UI, not a CDN
         redoc_url=None,
         generate_unique_id_function=lambda route: route.name,  # operation ids a generated client can call
+        **_without_fastapis_own_tracing(),
     )
     app.state.jiyi = state
     app.state.console_sessions = ConsoleSessions(lambda: state.memory.store)  # kept in the store: see its module
@@ -128,6 +131,7 @@ def create_app(
     app.add_middleware(BodyGuard, limits=limits, reject=error_response)
     app.add_middleware(RequestLog, metrics=lambda: state.metrics, error=internal_error_response,
                        allowed_methods=lambda path: allowed_methods(routers, path))
+    app.add_middleware(TraceContext)  # around the request log: a 500 it answers is inside the request's span
 
     if cors_origins:
         # Added last, so it wraps everything: preflights are answered before routing, and error responses carry
@@ -146,6 +150,15 @@ def create_app(
     app.router.routes.append(mcp.route("/mcp"))  # MCP over streamable HTTP (jiyi/mcp/http.py)
     app.include_router(console_router)  # the web console at /ui (server/ui/): HTML pages, not in the OpenAPI
     return app
+
+
+def _without_fastapis_own_tracing() -> dict[str, Any]:
+    """FastAPI 0.165 traces requests by itself once a tracer provider is configured, and its spans carry url.path
+    and url.query (user ids: GET /v1/memories/?user_id=…), its logs the input a validation refused. jiyi's request
+    span (server/trace_context.py) names the route template only; one span per request, not two."""
+    if "telemetry" not in inspect.signature(FastAPI.__init__).parameters:  # an older FastAPI traces nothing
+        return {}
+    return {"telemetry": {"tracing": False, "logs": False}}
 
 
 def _prepare_categories(memory: AsyncMemory) -> None:

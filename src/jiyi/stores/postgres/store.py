@@ -102,6 +102,7 @@ from jiyi.stores.postgres.codec import (
 from jiyi.stores.postgres.migrations import BINDING_LOCK, CHANGE_LOG_LOCK, WEBHOOK_CURSOR, migrate
 from jiyi.stores.postgres.sql_filters import Params, to_sql
 from jiyi.text import has_cjk
+from jiyi.tracing import store_call
 from jiyi.webhooks.model import Change, Webhook, WebhookDelivery
 
 log = logging.getLogger(__name__)
@@ -231,6 +232,8 @@ def _ann_expression(dims: int) -> tuple[str, str] | None:
 
 
 class PostgresStore:
+    db_system = "postgresql"  # OpenTelemetry's db.system.name, on the spans of @store_call methods
+
     def __init__(self, url: str, *, exact_scan_limit: int | None = None, hnsw_search: HnswSearch | None = None,
                  connect_timeout: float = 10.0) -> None:
         """`url`: postgresql://user:password@host:port/dbname, with libpq's options in its query, and the pool's
@@ -420,6 +423,7 @@ class PostgresStore:
 
     # --- writes ---------------------------------------------------------------------------------------------
 
+    @store_call("insert")
     def insert(self, records: Sequence[MemoryRecord], vectors: np.ndarray, history: Sequence[HistoryEvent]) -> None:
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(records), -1) if records else vectors
         rows, access = [], []
@@ -450,6 +454,7 @@ class PostgresStore:
         except pg_errors.UniqueViolation as exc:
             raise InvalidInput(f"a memory with this id already exists ({exc.diag.message_detail})") from None
 
+    @store_call("update")
     def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None, *,
                expected_version: int | None = None) -> None:
         with self._write() as db:
@@ -484,6 +489,7 @@ class PostgresStore:
                 moved.subtract(old_terms)
                 add_keyword_stats(db, moved, new_length - old_length, 0)
 
+    @store_call("delete")
     def soft_delete(self, memory_id: str, reason: str, history: HistoryEvent, when: datetime, *,
                     expected_version: int | None = None) -> None:
         with self._write() as db:
@@ -500,10 +506,12 @@ class PostgresStore:
                 terms, length = keyword_counts(row["keywords"])
                 add_keyword_stats(db, Counter({term: -1 for term in terms}), -length, -1)
 
+    @store_call("insert", "history")
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
         with self._write() as db:
             self._insert_history(db, events, ignore_existing=True)
 
+    @store_call("record_access")
     def record_access(self, memory_ids: Sequence[str], when: datetime) -> None:
         if not memory_ids:
             return
@@ -623,6 +631,7 @@ class PostgresStore:
                                     utc(row["last"]) or datetime.now(UTC)) for row in rows)
         return found
 
+    @store_call("vector_search")
     def vector_search(
         self,
         scope: Scope,
@@ -701,6 +710,7 @@ class PostgresStore:
         rows.sort(key=lambda row: (row["distance"], row["seq"]))
         return [ScoredId(row["id"], -float(row["distance"])) for row in rows[:limit]]
 
+    @store_call("keyword_search")
     def keyword_search(
         self,
         scope: Scope,
@@ -809,6 +819,7 @@ class PostgresStore:
             frequencies, total, _ = self._keyword_stats(conn, terms)
         return frequencies, total
 
+    @store_call("select", "history")
     def history(self, memory_id: str) -> list[HistoryEvent]:
         rows = self._fetch("SELECT h.*, l.reason FROM history h JOIN history_log l ON l.history_id = h.id "
                           "WHERE h.memory_id = %s ORDER BY h.created_at, l.position", (memory_id,))

@@ -64,6 +64,7 @@ from jiyi.stores.sqlite.codec import (
 from jiyi.stores.sqlite.migrations import WEBHOOK_CURSOR, migrate
 from jiyi.stores.sqlite.sql_filters import to_sql
 from jiyi.text import analyze_for_index, has_cjk
+from jiyi.tracing import store_call
 from jiyi.webhooks.model import Change, DeliveryStatus, Webhook, WebhookDelivery
 
 _SCOPE_KEYS = ("user_id", "agent_id", "run_id")
@@ -253,6 +254,8 @@ def _expiry_seconds(record: MemoryRecord) -> float:
 
 
 class SqliteStore:
+    db_system = "sqlite"  # OpenTelemetry's db.system.name, on the spans of @store_call methods
+
     def __init__(self, path: str | os.PathLike[str] = ":memory:", max_cached_vectors: int = 2_000_000) -> None:
         """`max_cached_vectors` bounds the in-process vector cache (rows over all scopes; 384-d e5 rows take
         1.5 kB, so the default is about 3 GB at most); the scopes searched least recently are dropped first."""
@@ -353,6 +356,7 @@ class SqliteStore:
             (rowid, analyzed.terms, analyzed.chars, _scope_tokens(record.scope)),
         )
 
+    @store_call("insert")
     def insert(self, records: Sequence[MemoryRecord], vectors: np.ndarray, history: Sequence[HistoryEvent]) -> None:
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(records), -1) if records else vectors
         added: list[tuple[int, MemoryRecord, np.ndarray]] = []
@@ -383,6 +387,7 @@ class SqliteStore:
         for scope in [s for s in self._vectors if self._in_scope(owner, s)]:
             self._cached_rows -= len(self._vectors.pop(scope).ids)
 
+    @store_call("update")
     def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None, *,
                expected_version: int | None = None) -> None:
         with self._write() as db:
@@ -411,6 +416,7 @@ class SqliteStore:
                 self._forget_cached(old_scope)
                 self._forget_cached(record.scope)
 
+    @store_call("delete")
     def soft_delete(self, memory_id: str, reason: str, history: HistoryEvent, when: datetime, *,
                     expected_version: int | None = None) -> None:
         with self._write() as db:
@@ -427,10 +433,12 @@ class SqliteStore:
             _insert_history(db, [history])
             self._forget_cached(Scope(row["user_id"], row["agent_id"], row["run_id"]))
 
+    @store_call("insert", "history")
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
         with self._write() as db:
             _insert_history(db, events, ignore_existing=True)
 
+    @store_call("record_access")
     def record_access(self, memory_ids: Sequence[str], when: datetime) -> None:
         if not memory_ids:
             return
@@ -617,6 +625,7 @@ class SqliteStore:
                f"AND {to_sql(where, params)}")
         return np.fromiter((row[0] for row in self._db.execute(sql, params)), dtype=np.int64)
 
+    @store_call("vector_search")
     def vector_search(
         self,
         scope: Scope,
@@ -649,6 +658,7 @@ class SqliteStore:
         top = top[np.argsort(-scores[top], kind="stable")]
         return [ScoredId(ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
 
+    @store_call("keyword_search")
     def keyword_search(
         self,
         scope: Scope,
@@ -745,6 +755,7 @@ class SqliteStore:
             total = self._db.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
         return {row[0]: int(row[1]) for row in rows}, int(total)
 
+    @store_call("select", "history")
     def history(self, memory_id: str) -> list[HistoryEvent]:
         with self._lock:
             rows = self._db.execute(
