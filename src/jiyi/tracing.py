@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol, TypeVar
@@ -32,6 +33,10 @@ except ImportError:  # the optional extra is not installed: every span is the no
     _trace = None  # type: ignore[assignment]
 
 available = _trace is not None
+RECHECK_SECONDS = 1.0
+_UNCONFIGURED = (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider) if _trace is not None else ()
+_global_configured = False
+_global_checked_at = -float("inf")
 _content = os.environ.get("JIYI_TRACE_CONTENT", "").strip().lower() in ("1", "true", "yes", "on")
 _provider: Any = None  # a provider given with set_tracer_provider(); None: the global one
 _tracer: Any = _trace.get_tracer("jiyi") if _trace is not None else None
@@ -99,13 +104,21 @@ def set_tracer_provider(provider: Any) -> None:
 
 
 def enabled() -> bool:
-    """Whether a span started now would be recorded somewhere: a provider is configured (checked per call, since an
-    app may configure one after importing jiyi)."""
+    """Whether a span started now would be recorded somewhere: a provider is configured. An app may configure the
+    global one after importing jiyi, so until it has, this looks again every RECHECK_SECONDS; not on every call,
+    since asking the API costs 2-3 us (it reads os.environ), a dozen times a search. Once set, the global provider
+    cannot be replaced (the API refuses), so the answer then stays."""
+    global _global_checked_at, _global_configured
+    if _provider is not None or _global_configured:
+        return True
     if _trace is None:
         return False
-    if _provider is not None:
-        return True
-    return not isinstance(_trace.get_tracer_provider(), _trace.ProxyTracerProvider | _trace.NoOpTracerProvider)
+    now = time.monotonic()
+    if now - _global_checked_at < RECHECK_SECONDS:
+        return False
+    _global_checked_at = now
+    _global_configured = not isinstance(_trace.get_tracer_provider(), _UNCONFIGURED)
+    return _global_configured
 
 
 def span(name: str, *, kind: str = "internal", context: Any = None) -> AbstractContextManager[SpanLike]:
@@ -280,6 +293,8 @@ def start_export(service_version: str) -> str | None:
         return ("OTEL_EXPORTER_OTLP_ENDPOINT is set but the OpenTelemetry SDK or its OTLP exporter is not installed; "
                 "no traces are sent. pip install 'jiyi[otel]'")
     assert _trace is not None  # the SDK depends on the API
+    global _global_checked_at
+    _global_checked_at = -float("inf")  # look now, not after the next recheck
     if enabled():
         return None
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or "jiyi",
@@ -287,6 +302,7 @@ def start_export(service_version: str) -> str | None:
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     _trace.set_tracer_provider(provider)
+    _global_checked_at = -float("inf")
     return None
 
 

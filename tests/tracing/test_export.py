@@ -173,3 +173,28 @@ def test_serve_says_in_one_line_that_it_cannot_export_without_the_packages(tmp_p
     warnings = [line for line in log.splitlines() if "OTEL_EXPORTER_OTLP_ENDPOINT" in line]
     assert warnings == ["jiyi: OTEL_EXPORTER_OTLP_ENDPOINT is set but the OpenTelemetry SDK or its OTLP exporter is "
                         "not installed; no traces are sent. pip install 'jiyi[otel]'"]
+
+
+def test_a_global_provider_an_app_sets_after_jiyis_first_call_is_used(tmp_path: Path) -> None:
+    script = f'''
+import time
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from jiyi import Memory, build_embedder, build_store, tracing
+m = Memory(build_store("sqlite:///{tmp_path / 'm.db'}"), build_embedder("hashing"))
+m.search("游泳", user_id="alice")  # nothing configured yet: no span, and jiyi has looked
+spans = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(spans))
+trace.set_tracer_provider(provider)
+time.sleep(tracing.RECHECK_SECONDS + 0.1)
+m.search("游泳", user_id="alice")
+m.close()
+print(sorted({{s.name for s in spans.get_finished_spans() if s.name.startswith("jiyi.")}}))
+'''
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False,
+                          env=environment(tmp_path / "home"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["['jiyi.search']"]
