@@ -18,6 +18,7 @@ from jiyi.embedders.openai import OpenAICompatibleEmbedder
 from jiyi.llms.openai import OpenAICompatibleLLM
 from jiyi.llms.scripted import ScriptedLLM
 from jiyi.rerankers.http import HttpReranker
+from jiyi.stores.base import MemoryStore
 from jiyi.testing.fake_openai import FakeOpenAI
 from tests.conftest import free_port
 from tests.tracing.conftest import ancestors, everything_said, named, one, parent_of
@@ -157,3 +158,23 @@ def test_a_failing_call_marks_its_spans_without_quoting_what_it_was_given(
         assert (event.attributes or {})["exception.type"].endswith("BackendUnavailable")  # type: ignore[union-attr]
         assert "unreachable" in str((event.attributes or {})["exception.message"])
     assert QUESTION not in everything_said(spans) and KEY not in everything_said(spans)
+
+
+def test_every_store_names_its_database_on_its_spans(store: MemoryStore, exporter: InMemorySpanExporter) -> None:
+    memory = Memory(store, build_embedder("hashing"))
+    try:
+        added = memory.add(SAID, user_id=USER, infer=False)
+        memory.update(added["results"][0]["id"], "我对花生和芒果过敏")
+        memory.search(QUESTION, user_id=USER)
+        memory.history(added["results"][0]["id"])
+    finally:
+        memory.close()
+    system = {"SqliteStore": "sqlite", "PostgresStore": "postgresql"}[type(store).__name__]
+    spans = exporter.get_finished_spans()
+    for name in ("insert memories", "update memories", "vector_search memories", "keyword_search memories",
+                 "select history"):
+        found = named(spans, name)
+        assert found, (name, sorted({s.name for s in spans}))
+        assert all((s.attributes or {})["db.system.name"] == system for s in found)
+    history = named(spans, "select history")[0]
+    assert (history.attributes or {})["db.response.returned_rows"] == 2  # ADD, then UPDATE
