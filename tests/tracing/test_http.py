@@ -5,7 +5,9 @@ them in its tracing system."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,8 +17,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from jiyi import AsyncMemory, build_embedder, build_store
+from jiyi.server.limits import RequestLimits
 from tests.conftest import RunningServer
 from tests.mcp.helpers import ok, over_http
+from tests.server.test_mem0_sdk_js import ADMIN_KEY, JS, USER_KEYS, check_installed
 from tests.tracing.conftest import ancestors, everything_said, finished, one, parent_of
 
 os.environ["MEM0_TELEMETRY"] = "False"  # read when mem0 is imported: the SDK must not call PostHog from tests
@@ -110,3 +114,27 @@ def test_the_mcp_clients_search_tool_makes_a_jiyi_search_span(make_server: Calla
     assert {"embeddings v1-256", "vector_search memories"} <= {s.name for s in spans if parent_of(spans, s) is search}
     assert "POST /mcp" in ancestors(spans, search)
     assert "爬山" not in everything_said(spans)
+
+
+def test_mem0s_npm_client_makes_jiyi_spans(make_server: Callable[..., RunningServer],
+                                           exporter: InMemorySpanExporter, tmp_path: Path) -> None:
+    check_installed()  # fails, never skips, with what to run when the client is missing
+    options = {"admin_api_key": ADMIN_KEY, "user_api_keys": USER_KEYS, "worker_poll_interval": 0.05}
+    server = make_server(**options)
+    limited = make_server(limits=RequestLimits(rate_per_minute=2), **options)
+    run = subprocess.run(
+        ["node", str(JS / "drive.mjs"), "--url", server.url, "--admin-key", ADMIN_KEY, "--alice-key", "key-alice",
+         "--bob-key", "key-bob", "--limited-url", limited.url, "--limited-key", "key-alice"],
+        capture_output=True, text=True, timeout=60, cwd=JS,
+        env={**os.environ, "MEM0_TELEMETRY": "false", "MEM0_DIR": str(tmp_path / "mem0-home")})
+    assert run.returncode == 0, run.stderr[-4000:]
+    driven = json.loads(run.stdout.strip().splitlines()[-1])
+    assert driven["search"]["results"] and driven["blockedRequests"] == []
+    spans = finished(exporter, "jiyi.search")
+    searches = [s for s in spans if s.name == "jiyi.search"]
+    assert {(parent_of(spans, s) or s).name for s in searches} == {"POST /v3/memories/search/"}  # the client's route
+    assert all((s.attributes or {})["jiyi.scope.kind"] for s in searches)
+    assert any(s.name == "jiyi.add" for s in spans)
+    said = everything_said(spans)
+    for private in ("bonsai", "oolong", "stamps", "key-alice", ADMIN_KEY):
+        assert private not in said
