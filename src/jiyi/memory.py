@@ -21,6 +21,7 @@ from collections.abc import Coroutine, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from jiyi import tracing
 from jiyi.categorizing import Categorizer
 from jiyi.core.categories import DEFAULT_NAMES, parse_custom_categories
 from jiyi.core.injection import MEMORY_HEADER
@@ -62,7 +63,7 @@ from jiyi.records import (
 )
 from jiyi.stores.base import MemoryStore
 from jiyi.views import history_item, memory_item, search_item, turn_item
-from jiyi.write_path import EVIDENCE_PENDING, WritePath, WriteSettings, traced_add
+from jiyi.write_path import EVIDENCE_PENDING, TRACEPARENT, WritePath, WriteSettings, traced_add
 
 if TYPE_CHECKING:
     from jiyi.rerankers.base import Reranker
@@ -314,6 +315,7 @@ class AsyncMemory:
             "expiration_date": expires.isoformat() if expires else None,
             "injected_memory_ids": (injected_memory_ids or [])[:50],
             "custom_categories": custom,
+            TRACEPARENT: tracing.traceparent() if async_mode else None,
         }
         turn = TurnRecord(scope=scope, message_ids=[m.id for m in stored],
                           options={k: v for k, v in options.items() if v not in (None, [], {})})

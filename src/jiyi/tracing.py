@@ -121,17 +121,23 @@ def enabled() -> bool:
     return _global_configured
 
 
-def span(name: str, *, kind: str = "internal", context: Any = None) -> AbstractContextManager[SpanLike]:
+def span(name: str, *, kind: str = "internal", context: Any = None,
+         linked: str | None = None) -> AbstractContextManager[SpanLike]:
     """A span around the block, the current one inside it. An exception leaving the block marks it ERROR (see
-    record_error); `kind` is "internal", "client" or "server"."""
+    record_error); `kind` is "internal", "client" or "server"; `linked`: a traceparent (see traceparent()) this
+    span links to, the span that asked for the work."""
     if not enabled():
         return NO_SPAN
-    return _recording(name, kind, context)
+    return _recording(name, kind, context, linked)
 
 
 @contextmanager
-def _recording(name: str, kind: str, context: Any) -> Iterator[SpanLike]:
-    with _tracer.start_as_current_span(name, context=context, kind=_KINDS[kind], record_exception=False,
+def _recording(name: str, kind: str, context: Any, linked: str | None = None) -> Iterator[SpanLike]:
+    links = None
+    if linked:
+        origin = _trace.get_current_span(extract_context({"traceparent": linked})).get_span_context()
+        links = [_trace.Link(origin)] if origin.is_valid else None
+    with _tracer.start_as_current_span(name, context=context, kind=_KINDS[kind], links=links, record_exception=False,
                                        set_status_on_exception=False) as current:
         try:
             yield current
@@ -304,6 +310,18 @@ def start_export(service_version: str) -> str | None:
     _trace.set_tracer_provider(provider)
     _global_checked_at = -float("inf")
     return None
+
+
+def traceparent() -> str | None:
+    """The current span's W3C traceparent, kept with work done later elsewhere (an async add's turn, extracted by a
+    worker) so that the later span can link to this one; None when nothing records."""
+    if not enabled():
+        return None
+    from opentelemetry import propagate
+
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier.get("traceparent")
 
 
 def extract_context(headers: Mapping[str, str]) -> Any:

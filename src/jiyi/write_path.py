@@ -95,6 +95,8 @@ _SOURCES = {"user": Source.USER, "assistant": Source.ASSISTANT, "system": Source
 # In a turn's options while its facts are applied and its messages not yet kept as evidence: the roles whose messages
 # a fact of the turn came from.
 EVIDENCE_PENDING = "evidence_pending"
+# In an async add's turn options: the add's span, which the worker's jiyi.extract span links to (docs/tracing.md).
+TRACEPARENT = "traceparent"
 
 
 def _reply_tag(message: StoredMessage, before: StoredMessage | None, text: str) -> list[str]:
@@ -341,7 +343,7 @@ class WritePath:
         """Extract and apply one turn; never raises for an LLM or embedding failure — the turn records it.
         `defer_evidence`: once the facts are in, return the turn still leased (PROCESSING, `EVIDENCE_PENDING` in its
         options) for the caller to finish with keep_evidence()."""
-        with tracing.span("jiyi.extract") as span:
+        with tracing.span("jiyi.extract", linked=turn.options.get(TRACEPARENT)) as span:
             processed = await self._process(turn, messages, defer_evidence)
             describe_turn(span, processed)
             return processed

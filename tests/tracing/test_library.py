@@ -4,6 +4,7 @@ attributes an operator reads, and no user text, user id or key in any of them un
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from jiyi import BackendUnavailable, Memory, build_embedder, build_store, tracing
+from jiyi import AsyncMemory, BackendUnavailable, Memory, build_embedder, build_store, tracing
 from jiyi.embedders.openai import OpenAICompatibleEmbedder
 from jiyi.llms.openai import OpenAICompatibleLLM
 from jiyi.llms.scripted import ScriptedLLM
@@ -178,3 +179,21 @@ def test_every_store_names_its_database_on_its_spans(store: MemoryStore, exporte
         assert all((s.attributes or {})["db.system.name"] == system for s in found)
     history = named(spans, "select history")[0]
     assert (history.attributes or {})["db.response.returned_rows"] == 2  # ADD, then UPDATE
+
+
+def test_an_async_adds_extraction_links_to_the_add(tmp_path: Path, exporter: InMemorySpanExporter) -> None:
+    async def scenario() -> None:
+        memory = AsyncMemory(build_store(f"sqlite:///{tmp_path / 'm.db'}"), build_embedder("hashing"))
+        try:
+            queued = await memory.add([{"role": "user", "content": SAID_EN}], user_id=USER, async_mode=True)
+            assert queued["status"] == "PENDING"
+            assert await memory.process_pending() == 1  # what the server's worker does, later, in a trace of its own
+        finally:
+            await memory.close()
+
+    asyncio.run(scenario())
+    spans = exporter.get_finished_spans()
+    add, extract = one(spans, "jiyi.add"), one(spans, "jiyi.extract")
+    assert extract.parent is None and extract.context.trace_id != add.context.trace_id
+    assert [link.context.span_id for link in extract.links] == [add.context.span_id]
+    assert (extract.attributes or {})["jiyi.event.id"] == (add.attributes or {})["jiyi.event.id"]
