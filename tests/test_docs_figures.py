@@ -62,6 +62,9 @@ E5, USE = "embedders/e5/hybrid/quality", "embedders/use/hybrid/quality"
 
 # (page, results file, the text as the page writes it)
 FIGURES: list[tuple[str, str, str]] = [
+    ("docs/benchmarks.md", "context-locomo.json",
+     "/context injects the evidence for {results/locomo/evidence_injected:.1p} % of the questions, and for "
+     "{results/locomo/injected_where_search_top5_holds_it:.1p} % of those whose evidence /search's top 5 holds."),
     ("docs/benchmarks.md", "mem0-side-by-side.json",
      "jiyi {summary/0/jiyi/req_per_s:.1f} searches/s against mem0's {summary/0/mem0/req_per_s:.1f} with 8 clients "
      "({summary/0/ratio:.2f}×), {summary/1/jiyi/req_per_s:.1f} against {summary/1/mem0/req_per_s:.1f} with 64 "
