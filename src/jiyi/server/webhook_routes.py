@@ -17,10 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from jiyi.errors import NotFound, NotSupportedYet
 from jiyi.server.auth import Principal
 from jiyi.server.routes import COMMON_ERRORS, NOT_FOUND, Caller, state
-from jiyi.stores.base import WebhookStore
 from jiyi.webhooks.dispatcher import WebhookOptions
 from jiyi.webhooks.model import DeliveryStatus, EventType, Webhook, WebhookDelivery
 from jiyi.webhooks.registry import MAX_NAME_CHARS, MAX_URL_CHARS, WebhookRegistry
+from jiyi.webhooks.store import WebhookStore
 
 router = APIRouter(prefix="/api/v1/webhooks", tags=["webhooks"], responses=COMMON_ERRORS)
 

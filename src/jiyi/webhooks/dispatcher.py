@@ -25,10 +25,10 @@ import httpx
 
 from jiyi import __version__
 from jiyi.records import utcnow
-from jiyi.stores.base import WebhookStore
 from jiyi.webhooks.events import delivery_body, delivery_change_id, event_types_of, hears
 from jiyi.webhooks.model import DeliveryStatus, Webhook, WebhookDelivery
 from jiyi.webhooks.signing import SIGNATURE_HEADER, signature_header
+from jiyi.webhooks.store import WebhookStore
 
 log = logging.getLogger("jiyi.webhooks")
 

@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 from jiyi.errors import InvalidInput, NotFound
 from jiyi.records import utcnow
-from jiyi.stores.base import WebhookStore
 from jiyi.webhooks.model import EventType, Webhook
 from jiyi.webhooks.signing import new_secret
+from jiyi.webhooks.store import WebhookStore
 
 MAX_URL_CHARS = 2048
 MAX_NAME_CHARS = 200
