@@ -89,6 +89,9 @@ def test_screenshots_of_a_chat_and_of_the_settings_panel(alice: StUser, llm: Fak
     status = alice.page.inner_text("#jiyi_memory_status")
     assert "服务器插件" in status and "jiyi 可以访问" in status, status
     assert alice.page.input_value("#jiyi_memory_url") == jiyi.url
+    # Through the plugin the field shows the plugin's own address, read-only, saying where that is set.
+    assert not alice.page.is_editable("#jiyi_memory_url")
+    assert "JIYI_URL" in (alice.page.get_attribute("#jiyi_memory_url", "title") or "")
     assert alice.page.input_value("#jiyi_memory_rewrite_prompt").strip(), "the rewrite prompt has a default"
     settings = alice.screenshot(artifacts() / "settings.png", "#jiyi_memory_settings")
     page = alice.screenshot(artifacts() / "settings-page.png")

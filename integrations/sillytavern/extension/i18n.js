@@ -43,6 +43,11 @@ export const STRINGS = {
         '没有服务器插件时，由本浏览器写入记忆'],
     'panel.check': ['Check connection', '检查连接'],
 
+    // --- the URL field ---
+    'url.from_plugin': ['The server plugin reaches jiyi at this address (set in plugins/jiyi/config.json or JIYI_URL). '
+        + 'This field is used only when the browser calls jiyi directly.',
+    '服务器插件通过这个地址访问 jiyi（在 plugins/jiyi/config.json 或 JIYI_URL 中设置）。只有浏览器直连 jiyi 时才使用此处填写的地址。'],
+    'url.direct': ['The address this browser calls jiyi at.', '本浏览器直连 jiyi 的地址。'],
     // --- the status line ---
     'status.off': ['Memory is off: nothing is recalled or written.', '长期记忆已关闭：不检索，也不写入。'],
     'status.checking': ['Checking the connection…', '正在检查连接…'],

@@ -12,7 +12,7 @@ import { getCurrentUserHandle } from '../../../user.js';
 import { languageOf, translateTree, translator } from './i18n.js';
 import { EXTRA_KEY, attachNote, noteFromRecord, noteHtml } from './note.js';
 import { DEFAULT_REWRITE_PROMPT, effectiveSettings, loadSettings } from './settings.js';
-import { consoleMemoryUrl, consoleScopeUrl, describeStatus, problemText, stopsWrites } from './status.js';
+import { consoleMemoryUrl, consoleScopeUrl, describeStatus, problemText, stopsWrites, urlField } from './status.js';
 import { Transport } from './transport.js';
 import { Deadline, recall } from './recall.js';
 import { DirectWriter } from './writer.js';
@@ -241,6 +241,13 @@ function renderStatus() {
     }
     const link = document.querySelector('#jiyi_memory_console');
     if (link) link.href = consoleLink();
+    const url = document.querySelector('#jiyi_memory_url');
+    if (url && document.activeElement !== url) {
+        const field = urlField({ settings: currentSettings(), plugin: transport.plugin }, t);
+        url.value = field.value;
+        url.readOnly = field.readOnly;
+        url.title = field.title;
+    }
 }
 
 async function mountSettings() {

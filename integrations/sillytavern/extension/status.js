@@ -36,6 +36,18 @@ export function stopsWrites(problem) {
 }
 
 /**
+ * What the panel's URL field shows: the address requests actually go to. Through the server plugin that is the
+ * plugin's own (its config.json or JIYI_URL), so the field shows it, read-only, with a hint saying where it is set;
+ * the browser's own address (serviceUrl) is kept for the direct route and shown, editable, when that is the route.
+ * @returns {{value: string, readOnly: boolean, title: string}}
+ */
+export function urlField({ settings, plugin }, t) {
+    const viaPlugin = settings.transport === 'plugin' || (settings.transport === 'auto' && plugin.present);
+    if (viaPlugin && plugin.url) return { value: plugin.url, readOnly: true, title: t('url.from_plugin') };
+    return { value: settings.serviceUrl, readOnly: false, title: t('url.direct') };
+}
+
+/**
  * The status line: the route in use, whether jiyi answers (or which part does not), who writes memories, and what
  * the last reply got.
  * @param {object} state

@@ -8,7 +8,9 @@ import test from 'node:test';
 import { translator } from '../extension/i18n.js';
 import { EXTRA_KEY, attachNote, noteFromRecord, noteHtml } from '../extension/note.js';
 import { effectiveSettings } from '../extension/settings.js';
-import { consoleMemoryUrl, consoleScopeUrl, describeLast, describeStatus, problemText } from '../extension/status.js';
+import {
+    consoleMemoryUrl, consoleScopeUrl, describeLast, describeStatus, problemText, urlField,
+} from '../extension/status.js';
 import { JiyiHttpError, Transport, Unreachable } from '../extension/transport.js';
 
 const en = translator('en');
@@ -238,4 +240,25 @@ test('Chinese sentences are joined without spaces, English ones with', () => {
     assert.doesNotMatch(zhText, /。\s/);
     assert.match(zhText, /jiyi 可以访问。记忆由插件/);
     assert.match(describeStatus({ settings, plugin: pluginOk, direct: null, last: null }, en), /reachable\. Memories/);
+});
+
+// --- the URL field ---
+
+test('through the plugin the URL field shows the address the plugin uses, read-only, and says where it is set', () => {
+    const plugin = { ...pluginOk, url: 'http://10.0.0.5:9000' };
+    for (const transport of ['auto', 'plugin']) {
+        const field = urlField({ settings: effectiveSettings({ transport }), plugin }, en);
+        assert.deepEqual([field.value, field.readOnly], ['http://10.0.0.5:9000', true], transport);
+        assert.match(field.title, /plugins\/jiyi\/config\.json or JIYI_URL/);
+    }
+    assert.match(urlField({ settings, plugin }, zh).title, /服务器插件/);
+});
+
+test('on the direct route, or with no plugin found, the URL field is the browser\'s own address, editable', () => {
+    const own = effectiveSettings({ serviceUrl: 'http://127.0.0.1:7777' });
+    const noPlugin = urlField({ settings: own, plugin: { present: false } }, en);
+    assert.deepEqual([noPlugin.value, noPlugin.readOnly], ['http://127.0.0.1:7777', false]);
+    const direct = urlField({ settings: effectiveSettings({ transport: 'direct', serviceUrl: 'http://127.0.0.1:7777' }),
+        plugin: { ...pluginOk, url: 'http://10.0.0.5:9000' } }, en);
+    assert.deepEqual([direct.value, direct.readOnly], ['http://127.0.0.1:7777', false]);
 });
