@@ -17,9 +17,9 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from jiyi import tracing
 from jiyi.categorizing import Categorizer
@@ -70,6 +70,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+P = ParamSpec("P")
 DEFAULT_TOP_K = 20
 RESUME_BATCH = 16  # abandoned turns taken up per claim
 EXIT_SETTLE_SECONDS = 30.0  # at exit (of the interpreter or an event loop), how long the last adds' evidence may take
@@ -224,7 +225,7 @@ class AsyncMemory:
         return cls(components.store, components.embedder, llm=components.llm, reranker=components.reranker,
                    config=components.config)
 
-    async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    async def _run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         return await asyncio.to_thread(fn, *args, **kwargs)
 
     def _bind_learnt_dims(self) -> None:
@@ -938,7 +939,8 @@ class AsyncMemory:
         """The last maintenance passes, newest first: over one user's memories, or (without `user_id`) the whole
         store's. Each is maintain()'s result plus `at` and `layers` (live memories per layer after it)."""
         key = MAINTENANCE_LOG if user_id is None else f"{MAINTENANCE_LOG}:user:{user_id}"
-        return list(json.loads(await self._run(self.store.get_state, key) or "[]"))
+        logged = await self._run(self.store.get_state, key)
+        return list(json.loads(logged or "[]"))
 
     async def restore(self, memory_id: str, *, reason: str | None = None, version: int | None = None,
                       user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:

@@ -28,11 +28,11 @@ import functools
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 import numpy as np
 
@@ -88,6 +88,8 @@ if TYPE_CHECKING:
     from jiyi.rerankers.base import Reranker
 
 log = logging.getLogger("jiyi.read")
+_T = TypeVar("_T")
+_Args = TypeVarTuple("_Args")
 
 
 class DeadlineExceeded(BackendUnavailable):
@@ -238,7 +240,7 @@ class ReadPath:
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    async def _io(self, fn: Any, *args: Any) -> Any:
+    async def _io(self, fn: Callable[[*_Args], _T], *args: *_Args) -> _T:
         # In the caller's context, as asyncio.to_thread does: the store's spans are children of the search's.
         call = functools.partial(contextvars.copy_context().run, fn, *args)
         return await asyncio.get_running_loop().run_in_executor(self._pool, call)

@@ -141,11 +141,16 @@ def _reranker_from(spec: Any, llm: LLM | None) -> Reranker | None:
     return build_reranker(spec, **({"llm": llm} if uses_configured_llm and llm is not None else {}))
 
 
-def redact(value: Any) -> Any:
+def redact_config(config: dict[str, Any]) -> dict[str, Any]:
     """A copy of a config with secrets replaced, for logs and GET /configure."""
+    return {k: ("***" if any(s in str(k).lower() for s in SECRET_KEYS) and v else redact(v))
+            for k, v in config.items()}
+
+
+def redact(value: Any) -> Any:
+    """A copy of any part of a config (a section, a list, a connection URL) with secrets replaced."""
     if isinstance(value, dict):
-        return {k: ("***" if any(s in str(k).lower() for s in SECRET_KEYS) and v else redact(v))
-                for k, v in value.items()}
+        return redact_config(value)
     if isinstance(value, list):
         return [redact(v) for v in value]
     if isinstance(value, str) and "://" in value and "@" in value:

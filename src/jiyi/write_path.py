@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, TypeVarTuple, cast
 
 import numpy as np
 
@@ -74,6 +74,8 @@ from jiyi.stores.base import MemoryStore, ScoredId
 from jiyi.text import query_terms
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+_Args = TypeVarTuple("_Args")
 
 MAX_IMPORTANCE = 5.0
 # How definite an extracted statement is before hedges are counted (core/importance.py): offline rules only fire on
@@ -238,7 +240,7 @@ class WritePath:
         self._deciding_here: dict[str, tuple[asyncio.Lock, int]] = {}  # scope key -> (its lock, tasks using it)
         self._holder = f"{os.getpid()}:{uuid.uuid4()}"  # this WritePath, as the store's lock table names it
 
-    async def _io(self, fn: Any, *args: Any) -> Any:
+    async def _io(self, fn: Callable[[*_Args], _T], *args: *_Args) -> _T:
         # Extraction's blocking work (embedding, store) runs on a pool of its own: on the shared default pool a
         # busy worker's turns would hold every thread while they wait for the embedder, and an async add's
         # one-row write would queue behind them (measured: 100–200 ms stalls; bench/write_path.py).

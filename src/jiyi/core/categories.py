@@ -192,7 +192,7 @@ def _zscores(similarity: np.ndarray, skip: int) -> np.ndarray:
     spread = float(others.std())
     if spread < 1e-6:
         return np.zeros_like(similarity, dtype=np.float32)
-    z = ((similarity - others.mean()) / spread).astype(np.float32)
+    z: np.ndarray = ((similarity - others.mean()) / spread).astype(np.float32)
     if skip >= 0:
         z[skip] = 0.0
     return z
@@ -223,7 +223,8 @@ class Prototypes:
 
     def similarity(self, vectors: np.ndarray) -> np.ndarray:
         """(facts, categories): each fact's mean cosine with each category's prototypes, less the baseline."""
-        return np.atleast_2d(vectors).astype(np.float32) @ self.centroids.T - self.baseline
+        similarity: np.ndarray = np.atleast_2d(vectors).astype(np.float32) @ self.centroids.T - self.baseline
+        return similarity
 
 
 # --- the taxonomies -------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ below 0.5 a memory is reviewed before it is forgotten; at 2.5 it is reviewed for
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -86,7 +87,8 @@ class LifecyclePolicy:
             return record.importance
         idle_days = _days(now - last_reinforced(record))
         weeks = max(idle_days - self.grace_days, 0.0) / 7.0
-        return record.importance * self.decay_per_week(record)**weeks
+        # math.pow, not **: a float ** float is typed Any (a negative base gives a complex); decay is in (0, 1]
+        return record.importance * math.pow(self.decay_per_week(record), weeks)
 
     def decay_per_week(self, record: MemoryRecord) -> float:
         if record.category is Category.EPISODE:

@@ -451,7 +451,7 @@ _PLURAL_WORD = re.compile(r"\w+[^s]s")
 def activity_key(phrase: str) -> str | None:
     """The activity of a routine or a restriction: "jog 5k every morning" → run, "drink two cups of coffee" →
     coffee, "go to the gym" → gym; None when nothing is named."""
-    words = [w.lower() for w in _LETTERS.findall(phrase)]
+    words: list[str] = [w.lower() for w in _LETTERS.findall(phrase)]
     words = [w for w in words if not _FREQUENCY_WORD.fullmatch(w)]
     while words and (words[0] in _FILLER or words[0] in ("really", "also", "just", "still", "usually", "always",
                                                          "now", "even", "never", "to")):

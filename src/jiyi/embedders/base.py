@@ -132,4 +132,5 @@ def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
     norms[norms == 0] = 1.0
-    return matrix / norms
+    normalized: np.ndarray = matrix / norms  # numpy types arithmetic on keepdims norms as Any
+    return normalized

@@ -85,7 +85,8 @@ class OpenAICompatibleEmbedder:
         return np.concatenate(chunks)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._request([text])[0]
+        vector: np.ndarray = self._request([text])[0]
+        return vector
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self.embed_documents(texts)  # the API has no query/passage distinction

@@ -114,7 +114,8 @@ def _say(error: ValidationError) -> str:
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".") or "arguments"
     rule, limit = error.validator, error.validator_value
     if rule == "required":
-        return error.message.replace("'", "")  # "content is a required property": a name, not a value
+        message: str = error.message  # jsonschema ships no types
+        return message.replace("'", "")  # "content is a required property": a name, not a value
     if rule == "enum":
         return f"{where} must be one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in limit)
     if rule == "maxLength":

@@ -34,7 +34,7 @@ from jiyi.server.responses import (
 )
 from jiyi.server.schemas import ContextBody, ErrorBody, MemoryCreate, MemoryUpdate, SearchBody, as_messages
 from jiyi.server.state import ServerState
-from jiyi.wiring import redact
+from jiyi.wiring import redact, redact_config
 
 # Every answer a route may give besides its 200, in one error schema, so that the OpenAPI document is the truth
 # (schemathesis checks it in tests/server/test_openapi_fuzz.py).
@@ -60,7 +60,8 @@ router = APIRouter(responses=COMMON_ERRORS)
 
 
 def state(request: Request) -> ServerState:
-    return request.app.state.jiyi
+    current: ServerState = request.app.state.jiyi  # made by create_app; Starlette's State is untyped
+    return current
 
 
 # Dependencies that do no I/O are coroutines: FastAPI runs a plain function dependency on a worker thread, a hop that
@@ -168,7 +169,7 @@ async def configure(config: dict[str, Any], request: Request) -> dict[str, str]:
 
 @router.get("/configure", tags=["admin"], dependencies=[Admin])
 async def get_configuration(m: MemoryDep) -> dict[str, Any]:
-    return redact(m.config)
+    return redact_config(m.config)
 
 
 @router.post("/memories", tags=["memories"], response_model=None, responses={

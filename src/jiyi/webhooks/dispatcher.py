@@ -53,7 +53,8 @@ class WebhookOptions:
 
     def retry_delay(self, attempts: int) -> float:
         """Seconds before the next attempt after `attempts` failed ones; ±10 % jitter spreads a burst."""
-        delay = min(self.retry_max, self.retry_base * 2 ** min(attempts - 1, 60))
+        # 2.0, not 2: int ** int is typed Any (a negative exponent gives a float)
+        delay = min(self.retry_max, self.retry_base * 2.0 ** min(attempts - 1, 60))
         return delay * random.uniform(0.9, 1.1)
 
 

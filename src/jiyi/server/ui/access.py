@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, TypeVar, TypeVarTuple
 
 from fastapi import Depends, Request
 
@@ -51,6 +51,9 @@ class Visitor:
         return Translator(self.lang)
 
 
+_T = TypeVar("_T")
+_Args = TypeVarTuple("_Args")
+
 OPEN = Principal("open")
 
 
@@ -73,7 +76,8 @@ def sessions_of(request: Request) -> ConsoleSessions:
 
 
 def server_state(request: Request) -> ServerState:
-    return request.app.state.jiyi
+    state: ServerState = request.app.state.jiyi  # made by create_app; Starlette's State is untyped
+    return state
 
 
 def language(request: Request) -> str:
@@ -130,7 +134,7 @@ def memory_of(request: Request) -> AsyncMemory:
     return server_state(request).memory
 
 
-async def io(fn: Callable[..., Any], *args: Any) -> Any:
+async def io(fn: Callable[[*_Args], _T], *args: *_Args) -> _T:
     return await asyncio.to_thread(fn, *args)
 
 

@@ -614,7 +614,7 @@ class SqliteStore:
             return last[3]
         # einsum, not `matrix @ query`: as fast for this memory-bound product, and it never wakes BLAS's thread
         # pool, whose spinning threads slowed the embedder's next query by 8 ms on 2 cores (bench/scale.py).
-        scores = np.einsum("ij,j->i", matrix, query)
+        scores: np.ndarray = np.einsum("ij,j->i", matrix, query)
         scores.flags.writeable = False
         self._last_scores = (weakref.ref(cached), matrix.shape[0], key, scores)
         return scores
