@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jiyi.errors import InvalidInput
-from jiyi.records import MemoryRecord, Scope
+from jiyi.records import Category, MemoryRecord, Scope
 
 OPERATORS = frozenset({"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains"})
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
@@ -127,6 +127,11 @@ def _condition(key: str, op: str, value: Any) -> Condition:
         value = tuple(value)
     return Condition(key, op, value, column, meta_key)
 
+
+
+# Every memory but the messages an infer=True add keeps as searchable evidence (category "message"): what a listing
+# shows unless asked for them.
+NOT_MESSAGES: Node = Logic("NOT", (_condition("jiyi.category", "eq", Category.MESSAGE.value),))
 
 def _names_keys(condition: dict[Any, Any]) -> bool:
     """Whether {"metadata": {...}} is mem0's nested form (metadata keys inside) rather than operators on a metadata

@@ -27,6 +27,7 @@ from jiyi.records import (
     TurnRecord,
     TurnStatus,
 )
+from jiyi.server.ui.data import passes
 from jiyi.stores.base import ConsoleStore, MemoryStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -210,7 +211,7 @@ def test_memory_restore_promote_and_retry(store: MemoryStore, embedder: Embedder
             await memory.retry_event("no-such-event")
         await memory.maintain(user_id="alice")
         await memory.maintain()
-        mine, everyone = await memory.maintenance_log(user_id="alice"), await memory.maintenance_log()
+        mine, everyone = passes(memory, "alice"), passes(memory, None)  # what the console draws
         assert len(mine) == 2 and len(everyone) == 2
         assert mine[0]["layers"] == {"long_term": 1} and "forgotten" in mine[0] and mine[0]["at"]
         assert everyone[0]["users"] == 1 and everyone[1]["user_id"] == "alice"

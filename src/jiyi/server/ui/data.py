@@ -13,8 +13,9 @@ from typing import Any
 from jiyi.core.categories import DEFAULT_NAMES, NAME
 from jiyi.core.forgetting import ForgettingCurve
 from jiyi.errors import InvalidInput, NotSupportedYet
-from jiyi.filters import Logic, Node, parse_filters
+from jiyi.filters import NOT_MESSAGES, Logic, Node, parse_filters
 from jiyi.memory import AsyncMemory
+from jiyi.pass_log import logged_passes
 from jiyi.records import (
     Category,
     HistoryEvent,
@@ -87,9 +88,6 @@ class Overview:
     spread: RetentionSpread
     turn_counts: dict[str, int]
     turns: list[TurnRecord]
-
-
-NOT_MESSAGES: Node = Logic("NOT", (parse_filters({"jiyi.category": Category.MESSAGE.value}),))  # type: ignore[arg-type]
 
 
 def overview(memory: AsyncMemory, scope: Scope, now: datetime) -> Overview:
@@ -194,6 +192,11 @@ def provenance(memory: AsyncMemory, record: MemoryRecord) -> Provenance:
         related=related,
     )
 
+
+
+def passes(memory: AsyncMemory, user_id: str | None) -> list[dict[str, Any]]:
+    """The last maintenance passes, newest first: over one user's memories, or (None) the whole store's."""
+    return logged_passes(memory.store, user_id)
 
 def layer_history(passes: Sequence[dict[str, Any]]) -> tuple[list[str], dict[str, list[int]]]:
     """Layer sizes after each logged pass, oldest first: (times, layer -> sizes)."""

@@ -176,7 +176,7 @@ async def users_page(request: Request, who: Looking, q: Annotated[str | None, Qu
     totals = await io(memory.store.count, None)
     return render(request, who, "users.html", q=q or "", users=found[(page - 1) * size:page * size], page=page,
                   pages=pages, matched=len(found), totals=totals, layers=data.LAYERS, categories=data.CATEGORIES,
-                  turn_counts=await io(memory.store.turn_counts), passes=await memory.maintenance_log())
+                  turn_counts=await io(memory.store.turn_counts), passes=await io(data.passes, memory, None))
 
 
 @router.get("/users/{user_id}")
@@ -186,7 +186,7 @@ async def user_page(request: Request, who: Looking, user_id: str, agent_id: str 
     memory = memory_of(request)
     now = memory.clock()
     view = await io(data.overview, memory, scope, now)
-    passes = await memory.maintenance_log(user_id=user_id)
+    passes = await io(data.passes, memory, user_id)
     t = who.t
     retention = grouped_bars(
         t("chart.retention"), [label for _, label in RETENTION_BUCKETS],

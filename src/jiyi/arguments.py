@@ -1,0 +1,161 @@
+"""The facade's argument checks, shared by its methods: each turns a caller's value into what jiyi uses, or raises
+InvalidInput saying what to fix (the server answers it as a 4xx). Values are never echoed where they may be a
+user's text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from jiyi.core.categories import parse_custom_categories
+from jiyi.core.messages import check_json_value, check_text, parse_time
+from jiyi.errors import InvalidInput
+from jiyi.read_path import STAGE_NAMES
+from jiyi.records import MemoryType
+
+MAX_LIMIT = 1000
+BUDGET_RANGE = (100, 20_000)  # characters of injected memory
+MAX_IDEMPOTENCY_KEY = 256
+UNSET: Any = object()  # an argument not given, where None means "clear it" (update's expiration_date)
+
+
+def limit(value: Any, default: int, name: str) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{name} must be an integer")
+    if not 1 <= value <= MAX_LIMIT:
+        raise InvalidInput(f"{name} must be between 1 and {MAX_LIMIT}, got {value}")
+    return value
+
+
+def one_count(limit_: int | None, top_k: int | None) -> int | None:
+    """v1 says `limit`, v2 `top_k`: the one given."""
+    if limit_ is not None and top_k is not None and limit_ != top_k:
+        raise InvalidInput("give the result count once, as limit or as top_k")
+    return top_k if top_k is not None else limit_
+
+
+def page_number(page: Any) -> int:
+    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+        raise InvalidInput(f"page must be a positive integer, got {page!r}")
+    return page
+
+
+def memory_type(value: str | None) -> MemoryType:
+    if value is None:
+        return MemoryType.EPISODIC
+    if value in ("procedural_memory", "procedural"):
+        return MemoryType.PROCEDURAL
+    try:
+        return MemoryType(value)
+    except ValueError:
+        allowed = ["procedural_memory", *(t.value for t in MemoryType)]
+        raise InvalidInput(f"memory_type must be one of {allowed}, got {value!r}") from None
+
+
+def check_fraction(value: Any, name: str) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1):
+        raise InvalidInput(f"{name} must be a number between 0 and 1")
+
+
+def custom_categories(value: Any) -> list[dict[str, str]] | None:
+    """mem0's custom_categories, checked, as [{"name": "description"}]; None for none (an empty list too)."""
+    if value is None or value == []:
+        return None
+    return [{name: text} for name, text in parse_custom_categories(value)]
+
+
+def expiration(value: Any) -> datetime | None:
+    return parse_time(value, "expiration_date")
+
+
+def check_metadata(metadata: Any) -> None:
+    if metadata is not None and not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be an object")
+    check_json_value(metadata, "metadata")
+
+
+def check_version(version: Any) -> None:
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
+        raise InvalidInput("version must be a positive integer (a memory's version, as get() returns it)")
+
+
+def check_reason(reason: Any) -> None:
+    if reason is not None:
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInput("reason must be a non-empty string")
+        check_text(reason, "reason")
+
+
+def check_idempotency_key(key: Any) -> None:
+    if not isinstance(key, str) or not key.strip() or len(key) > MAX_IDEMPOTENCY_KEY:
+        raise InvalidInput(f"idempotency_key must be a non-empty string of at most {MAX_IDEMPOTENCY_KEY} characters")
+
+
+def check_add_options(prompt: Any, injected_memory_ids: Any, importance: Any) -> None:
+    if prompt is not None and (not isinstance(prompt, str) or not prompt.strip()):
+        raise InvalidInput("prompt must be a non-empty string")
+    if injected_memory_ids is not None and (not isinstance(injected_memory_ids, list)
+                                            or not all(isinstance(i, str) for i in injected_memory_ids)):
+        raise InvalidInput("injected_memory_ids must be a list of memory ids")
+    check_fraction(importance, "importance")
+
+
+def check_importance_use(importance: float | None, infer: bool) -> None:
+    if importance is not None and infer:
+        raise InvalidInput("importance is for infer=False adds, which store the text as given; with infer=True "
+                           "each extracted fact's importance is assessed")
+
+
+def new_text(data: Any, text: Any) -> str | None:
+    """update()'s new text: v1 gives it as `data`, v2 as `text`; None when neither is given."""
+    if data is not None and text is not None and data != text:
+        raise InvalidInput("give the new text once, as data or as text")
+    chosen = text if text is not None else data
+    if chosen is None:
+        return None
+    if not isinstance(chosen, str) or not chosen.strip():
+        raise InvalidInput("text must be a non-empty string")
+    check_text(chosen, "text")
+    return chosen
+
+
+def query_text(query: Any) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query must be a non-empty string")
+    check_text(query, "query")
+    return query.strip()
+
+
+def check_context_options(*, budget_chars: Any, texts: dict[str, Any], min_relevance: Any, deadline: Any,
+                          context_messages: Any, only_stages: Sequence[str] | None) -> None:
+    """context()'s options besides the messages and the scope; `texts` are its optional strings, by name."""
+    if isinstance(budget_chars, bool) or not isinstance(budget_chars, int) or not (
+            BUDGET_RANGE[0] <= budget_chars <= BUDGET_RANGE[1]):
+        raise InvalidInput(f"budget_chars must be an integer between {BUDGET_RANGE[0]} and {BUDGET_RANGE[1]}")
+    for name, value in texts.items():
+        if value is not None:
+            if not isinstance(value, str):
+                raise InvalidInput(f"{name} must be a string")
+            check_text(value, name)
+    check_fraction(min_relevance, "min_relevance")
+    if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float)
+                                 or not 0.05 <= deadline <= 60):
+        raise InvalidInput("deadline must be a number of seconds between 0.05 and 60")
+    if context_messages is not None and (isinstance(context_messages, bool) or not isinstance(context_messages, int)
+                                         or not 0 <= context_messages <= 100):
+        raise InvalidInput("context_messages must be an integer between 0 and 100")
+    if only_stages is not None and (isinstance(only_stages, str) or not only_stages
+                                    or not set(only_stages) <= set(STAGE_NAMES)):
+        raise InvalidInput(f"only_stages must be a non-empty list of {list(STAGE_NAMES)}")
+
+
+def mentions_category(filters: Any) -> bool:
+    """Whether a filter tree names the category anywhere (then it decides which categories are listed)."""
+    if isinstance(filters, dict):
+        return any(key == "jiyi.category" or mentions_category(value) for key, value in filters.items())
+    if isinstance(filters, list):
+        return any(mentions_category(item) for item in filters)
+    return False
