@@ -10,10 +10,13 @@ from typing import Any
 
 from jiyi.core.categories import parse_custom_categories
 from jiyi.core.messages import check_json_value, check_text, parse_time
-from jiyi.errors import InvalidInput
+from jiyi.errors import InvalidInput, NotFound
 from jiyi.read_path import STAGE_NAMES
-from jiyi.records import MemoryType
+from jiyi.records import MemoryType, Scope
 
+DEFAULT_TOP_K = 20  # search results
+DEFAULT_CONTEXT_TOP_K = 5  # memories context() injects
+DEFAULT_LIST_LIMIT = 100  # get_all, a page of get_page
 MAX_LIMIT = 1000
 BUDGET_RANGE = (100, 20_000)  # characters of injected memory
 MAX_IDEMPOTENCY_KEY = 256
@@ -122,6 +125,13 @@ def new_text(data: Any, text: Any) -> str | None:
     return chosen
 
 
+def update_expiration(new_text: str | None, metadata: Any, expiration_date: Any) -> Any:
+    """update()'s expiration date: a datetime, None to clear it, UNSET to keep it; something must change."""
+    if new_text is None and metadata is None and expiration_date is UNSET:
+        raise InvalidInput("nothing to update: give text, metadata or expiration_date")
+    return UNSET if expiration_date is UNSET else expiration(expiration_date)
+
+
 def query_text(query: Any) -> str:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("query must be a non-empty string")
@@ -152,10 +162,16 @@ def check_context_options(*, budget_chars: Any, texts: dict[str, Any], min_relev
         raise InvalidInput(f"only_stages must be a non-empty list of {list(STAGE_NAMES)}")
 
 
-def mentions_category(filters: Any) -> bool:
-    """Whether a filter tree names the category anywhere (then it decides which categories are listed)."""
-    if isinstance(filters, dict):
-        return any(key == "jiyi.category" or mentions_category(value) for key, value in filters.items())
-    if isinstance(filters, list):
-        return any(mentions_category(item) for item in filters)
-    return False
+
+ENTITY_FIELDS = {"user": "user_id", "agent": "agent_id", "run": "run_id"}
+
+
+def entity_scope(kind: str, name: str, user_id: str | None, agent_id: str | None) -> Scope:
+    """The scope of one user, agent or run (`kind`, `name`), among one user's or one agent's memories if given."""
+    field = ENTITY_FIELDS.get(kind)
+    if field is None:
+        raise InvalidInput(f"entity type must be user, agent or run (jiyi has no {kind!r} scope)")
+    within = {"user_id": user_id, "agent_id": agent_id}
+    if within.get(field) not in (None, name):
+        raise NotFound(f"{kind} {name} not found")  # among one user's memories there is no other user
+    return Scope(**{**within, field: name})

@@ -47,7 +47,6 @@ CAS_ATTEMPTS = 200
 # mem0's app_id names an entity, as user_id does; jiyi scopes nothing by it and keeps it in the metadata (where filters
 # find it). A metadata update replaces the caller's keys, not whose memory it is: these stay unless named anew.
 ENTITY_METADATA_KEYS = ("app_id",)
-ENTITY_FIELDS = {"user": "user_id", "agent": "agent_id", "run": "run_id"}
 _SOURCES = {"user": Source.USER, "assistant": Source.ASSISTANT, "system": Source.SYSTEM}
 
 

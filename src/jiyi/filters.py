@@ -133,6 +133,23 @@ def _condition(key: str, op: str, value: Any) -> Condition:
 # shows unless asked for them.
 NOT_MESSAGES: Node = Logic("NOT", (_condition("jiyi.category", "eq", Category.MESSAGE.value),))
 
+
+def mentions_category(filters: Any) -> bool:
+    """Whether a filter tree names the category anywhere (then it decides which categories are listed)."""
+    if isinstance(filters, dict):
+        return any(key == "jiyi.category" or mentions_category(value) for key, value in filters.items())
+    if isinstance(filters, list):
+        return any(mentions_category(item) for item in filters)
+    return False
+
+
+def listing_filter(filters: dict[str, Any] | None, include_messages: bool) -> Node | None:
+    """A listing's filter: the messages kept as evidence only on request or when the filter names the category."""
+    where = parse_filters(filters)
+    if include_messages or mentions_category(filters):
+        return where
+    return Logic("AND", (where, NOT_MESSAGES)) if where is not None else NOT_MESSAGES
+
 def _names_keys(condition: dict[Any, Any]) -> bool:
     """Whether {"metadata": {...}} is mem0's nested form (metadata keys inside) rather than operators on a metadata
     key that is itself called "metadata"; a mix of the two is refused, not guessed."""

@@ -46,9 +46,11 @@ from jiyi.core.lifecycle import Action, LifecyclePolicy, is_stable
 from jiyi.core.llm_lifecycle import MAX_SEARCHES
 from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.embedders.base import Embedder
+from jiyi.embedders.scheduler import embedding_lane
 from jiyi.errors import Conflict
 from jiyi.leases import renewed
 from jiyi.llms.base import LLM
+from jiyi.pass_log import log_pass
 from jiyi.records import (
     Category,
     Clock,
@@ -130,6 +132,17 @@ class MaintenancePass:
     llm: LLM | None = None
     llm_timeout: float = 20.0
     holder: str = field(default_factory=lambda: uuid.uuid4().hex)  # this pass, as the holder of per-user locks
+
+    async def run_each(self, users: Sequence[str]) -> PassStats:
+        """A pass over each user's memories in turn, in the user's embedding lane, each logged for the console
+        (pass_log); returns their sum."""
+        total = PassStats()
+        for user in users:
+            with embedding_lane(f"user:{user}"):
+                stats = await self.run(user)
+            total.add(stats)
+            await _io(log_pass, self.store, Scope(user), stats.as_dict(), self.clock())
+        return total
 
     async def run(self, user_id: str) -> PassStats:
         """One user's pass, unless another process (another API worker's scheduler) is running one for this user

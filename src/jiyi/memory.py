@@ -10,34 +10,32 @@ inside programs that already run an event loop.
 from __future__ import annotations
 
 import asyncio
-import functools
-import logging
-from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from jiyi import arguments as check
 from jiyi import pass_log, tracing
-from jiyi.arguments import UNSET
+from jiyi.arguments import DEFAULT_CONTEXT_TOP_K, DEFAULT_LIST_LIMIT, DEFAULT_TOP_K, UNSET
 from jiyi.categorizing import Categorizer
 from jiyi.core.injection import MEMORY_HEADER
 from jiyi.core.lifecycle import LifecyclePolicy
 from jiyi.core.messages import normalize_messages, parse_chat, parse_time
 from jiyi.core.offline import asks_to_be_remembered
 from jiyi.core.retrieval import SearchRequest
-from jiyi.edits import ENTITY_FIELDS, MemoryEdits, stored_messages
+from jiyi.edits import MemoryEdits, stored_messages
 from jiyi.embedders.base import Embedder
-from jiyi.embedders.scheduler import EmbeddingScheduler, embedding_lane, scheduled
+from jiyi.embedders.scheduler import EmbeddingScheduler, scheduled
 from jiyi.errors import InvalidInput, NotFound
-from jiyi.filters import NOT_MESSAGES, Logic, Node, merge_scope, parse_filters
+from jiyi.filters import listing_filter, merge_scope, parse_filters
 from jiyi.idempotency import ReplayedAnswer, add_once, request_key
-from jiyi.lifecycle import MaintenancePass, PassStats
+from jiyi.lifecycle import MaintenancePass
 from jiyi.llms.base import LLM
 from jiyi.read_path import ReadPath, ReadSettings, RecallRequest
 from jiyi.records import Clock, Event, Scope, TurnRecord, utcnow
 from jiyi.stores.base import MemoryStore
-from jiyi.sync_bridge import LoopThread, at_exit
+from jiyi.sync_bridge import LoopThread, sync_of
 from jiyi.turn_jobs import EXIT_SETTLE_SECONDS, TurnJobs
-from jiyi.views import history_item, memory_item, search_item, turn_item
+from jiyi.views import entity_item, history_item, memory_item, search_items, turn_item
 from jiyi.write_path import TRACEPARENT, WritePath, WriteSettings, traced_add
 
 if TYPE_CHECKING:
@@ -45,20 +43,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AsyncMemory", "Memory", "ReplayedAnswer"]
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 P = ParamSpec("P")
-DEFAULT_TOP_K = 20
-DEFAULT_CONTEXT_TOP_K = 5
-DEFAULT_LIST_LIMIT = 100
 _REPORTED_EVENTS = {Event.ADD.value, Event.UPDATE.value, Event.DELETE.value}  # what mem0's add() returns
-
-
-def _listed(where: Node | None, rest: dict[str, Any], include_messages: bool) -> Node | None:
-    """A listing's filter: the messages kept as evidence only on request or when the filter names the category."""
-    if include_messages or check.mentions_category(rest):
-        return where
-    return Logic("AND", (where, NOT_MESSAGES)) if where is not None else NOT_MESSAGES
 
 
 class AsyncMemory:
@@ -107,27 +94,13 @@ class AsyncMemory:
     # --- writes ---------------------------------------------------------------------------------------------
 
     @traced_add
-    async def add(
-        self,
-        messages: Any,
-        *,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        run_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        infer: bool = True,
-        memory_type: str | None = None,
-        prompt: str | None = None,
-        timestamp: Any = None,
-        expiration_date: Any = None,
-        filters: dict[str, Any] | None = None,
-        async_mode: bool = False,
-        injected_memory_ids: list[str] | None = None,
-        idempotency_key: str | None = None,
-        importance: float | None = None,
-        remember: bool = False,
-        custom_categories: list[Any] | None = None,
-    ) -> dict[str, Any]:
+    async def add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
+                  run_id: str | None = None, metadata: dict[str, Any] | None = None, infer: bool = True,
+                  memory_type: str | None = None, prompt: str | None = None, timestamp: Any = None,
+                  expiration_date: Any = None, filters: dict[str, Any] | None = None, async_mode: bool = False,
+                  injected_memory_ids: list[str] | None = None, idempotency_key: str | None = None,
+                  importance: float | None = None, remember: bool = False,
+                  custom_categories: list[Any] | None = None) -> dict[str, Any]:
         """Store a chat turn and remember what is worth remembering in it.
 
         infer=True (mem0's default): facts are extracted and reconciled with existing memories (ADD / UPDATE / DELETE /
@@ -171,16 +144,12 @@ class AsyncMemory:
             return await self._run(self.edits.add_raw, parsed, scope, metadata or {}, turn_time, expires, kind,
                                    0.5 if importance is None else float(importance), custom)
         stored = stored_messages(parsed, scope, metadata or {}, turn_time, self.clock())
-        options: dict[str, Any] = {
-            "explicit": asks_to_be_remembered(parsed, remember) or None,
-            "metadata": metadata or {},
-            "memory_type": kind.value if memory_type is not None else None,
-            "prompt": prompt,
-            "expiration_date": expires.isoformat() if expires else None,
-            "injected_memory_ids": (injected_memory_ids or [])[:50],
-            "custom_categories": custom,
-            TRACEPARENT: tracing.traceparent() if async_mode else None,
-        }
+        options: dict[str, Any] = dict(
+            explicit=asks_to_be_remembered(parsed, remember) or None, metadata=metadata or {},
+            memory_type=kind.value if memory_type is not None else None, prompt=prompt,
+            expiration_date=expires.isoformat() if expires else None,
+            injected_memory_ids=(injected_memory_ids or [])[:50], custom_categories=custom,
+            **{TRACEPARENT: tracing.traceparent() if async_mode else None})
         turn = TurnRecord(scope=scope, message_ids=[m.id for m in stored],
                           options={k: v for k, v in options.items() if v not in (None, [], {})})
         if async_mode:
@@ -192,13 +161,7 @@ class AsyncMemory:
 
     async def get_event(self, event_id: str) -> dict[str, Any]:
         """The state of a turn's extraction: status, attempts, results (every event, NONE and BOOST included)."""
-        turn = await self._run(self.store.get_turn, event_id)
-        if turn is None:
-            raise NotFound(f"event {event_id} not found")
-        if self.jobs.evidence_pending(turn):
-            await self.jobs.evidence_kept(turn.scope)  # answered, its evidence being kept here: a moment more
-            turn = await self._run(self.store.get_turn, event_id) or turn
-        return turn_item(turn)
+        return turn_item(await self.jobs.turn(event_id))
 
     def notify_queued_turns(self, event: asyncio.Event) -> None:
         """Set `event` whenever an async add queues a turn (a worker on this event loop waits on it)."""
@@ -215,17 +178,9 @@ class AsyncMemory:
         await self.jobs.settle()
         await self.read_path.settle()
 
-    async def update(
-        self,
-        memory_id: str,
-        data: str | None = None,
-        *,
-        text: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        expiration_date: Any = UNSET,
-        version: int | None = None,
-        custom_categories: list[Any] | None = None,
-    ) -> dict[str, str]:
+    async def update(self, memory_id: str, data: str | None = None, *, text: str | None = None,
+                     metadata: dict[str, Any] | None = None, expiration_date: Any = UNSET, version: int | None = None,
+                     custom_categories: list[Any] | None = None) -> dict[str, str]:
         """v1: update(id, data); v2: update(id, text=..., metadata=..., expiration_date=...).
 
         A new text is categorised anew (mem0's categories, or `custom_categories`'); a memory whose categories
@@ -237,9 +192,7 @@ class AsyncMemory:
         check.check_version(version)
         new_text = check.new_text(data, text)
         check.check_metadata(metadata)
-        if new_text is None and metadata is None and expiration_date is UNSET:
-            raise InvalidInput("nothing to update: give text, metadata or expiration_date")
-        expires = UNSET if expiration_date is UNSET else check.expiration(expiration_date)
+        expires = check.update_expiration(new_text, metadata, expiration_date)
         custom = check.custom_categories(custom_categories)
         await self._run(self.edits.update, memory_id, new_text, metadata, expires, version, custom)
         return {"message": "Memory updated successfully!"}
@@ -251,14 +204,8 @@ class AsyncMemory:
         await self._run(self.edits.delete, memory_id, reason)
         return {"message": "Memory deleted successfully"}
 
-    async def delete_all(
-        self,
-        *,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        run_id: str | None = None,
-        filters: dict[str, Any] | None = None,
-    ) -> dict[str, str]:
+    async def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                         filters: dict[str, Any] | None = None) -> dict[str, str]:
         scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
         scope.require()
         await self._run(self.edits.delete_scope, scope, parse_filters(rest))
@@ -273,13 +220,8 @@ class AsyncMemory:
         among them}; an agent whose memories were all its user's goes with the user. An entity that an earlier delete
         already emptied (mem0's SDKs delete every listed entity in turn, the user before its agents) answers with
         nothing deleted; one that never had memories here is NotFound."""
-        field = ENTITY_FIELDS.get(kind)
-        if field is None:
-            raise InvalidInput(f"entity type must be user, agent or run (jiyi has no {kind!r} scope)")
-        within = {"user_id": user_id, "agent_id": agent_id}
-        if within.get(field) not in (None, name):
-            raise NotFound(f"{kind} {name} not found")  # among one user's memories there is no other user
-        return await self._run(self.edits.delete_entity, kind, name, user_id, Scope(**{**within, field: name}))
+        scope = check.entity_scope(kind, name, user_id, agent_id)
+        return await self._run(self.edits.delete_entity, kind, name, user_id, scope)
 
     async def reset(self) -> dict[str, str]:
         await self._run(self.store.reset)
@@ -289,21 +231,10 @@ class AsyncMemory:
 
     # --- reads ----------------------------------------------------------------------------------------------
 
-    async def search(
-        self,
-        query: str,
-        *,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        run_id: str | None = None,
-        filters: dict[str, Any] | None = None,
-        limit: int | None = None,
-        top_k: int | None = None,
-        threshold: float | None = None,
-        explain: bool = False,
-        show_expired: bool = False,
-        rerank: bool | None = None,
-    ) -> dict[str, Any]:
+    async def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
+                     run_id: str | None = None, filters: dict[str, Any] | None = None, limit: int | None = None,
+                     top_k: int | None = None, threshold: float | None = None, explain: bool = False,
+                     show_expired: bool = False, rerank: bool | None = None) -> dict[str, Any]:
         """Hybrid search in one scope. v1 passes ids and `limit`; v2 passes ids inside `filters` and `top_k`.
         `explain`: each path's rank and relevance, the ranking weights and timings. `rerank=False` skips a configured
         reranker. The memories returned count as reviewed (access_count + 1)."""
@@ -314,37 +245,16 @@ class AsyncMemory:
         request = SearchRequest(query=query, scope=scope.require(), top_k=check.limit(count, DEFAULT_TOP_K, "top_k"),
                                 where=parse_filters(rest), threshold=threshold, include_expired=show_expired,
                                 explain=explain)
-        self.jobs.resume_abandoned_once()
-        await self.jobs.evidence_kept(request.scope)
-        retrieval = await self.read_path.search(request, rerank=rerank)
-        results = [search_item(hit, explain) for hit in retrieval.hits]
-        if explain:
-            for item in results:
-                item["score_details"]["timings_ms"] = retrieval.timings_ms
-                item["score_details"]["candidates"] = retrieval.paths
-        return {"results": results}
+        await self.jobs.before_reading(request.scope)
+        return {"results": search_items(await self.read_path.search(request, rerank=rerank), explain)}
 
-    async def context(
-        self,
-        messages: Any,
-        *,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        run_id: str | None = None,
-        filters: dict[str, Any] | None = None,
-        top_k: int = DEFAULT_CONTEXT_TOP_K,
-        budget_chars: int = 1200,
-        rewrite: bool = False,
-        rewrite_prompt: str | None = None,
-        rewritten_query: str | None = None,
-        user_name: str | None = None,
-        char_name: str | None = None,
-        context_messages: int | None = None,
-        min_relevance: float | None = None,
-        deadline: float | None = None,
-        header: str = MEMORY_HEADER,
-        only_stages: Sequence[str] | None = None,
-    ) -> dict[str, Any]:
+    async def context(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
+                      run_id: str | None = None, filters: dict[str, Any] | None = None,
+                      top_k: int = DEFAULT_CONTEXT_TOP_K, budget_chars: int = 1200, rewrite: bool = False,
+                      rewrite_prompt: str | None = None, rewritten_query: str | None = None,
+                      user_name: str | None = None, char_name: str | None = None, context_messages: int | None = None,
+                      min_relevance: float | None = None, deadline: float | None = None, header: str = MEMORY_HEADER,
+                      only_stages: Sequence[str] | None = None) -> dict[str, Any]:
         """One call before each reply: find the memories that matter for the conversation in OpenAI format and
         return `messages` with them appended to the first system message ("Relevant long-term memory:\n- …").
 
@@ -365,8 +275,7 @@ class AsyncMemory:
             rewrite_prompt=rewrite_prompt, rewritten_query=rewritten_query, user_name=user_name,
             char_name=char_name, context_messages=context_messages, min_relevance=min_relevance, deadline=deadline,
             only_stages=tuple(only_stages) if only_stages is not None else None)
-        self.jobs.resume_abandoned_once()
-        await self.jobs.evidence_kept(request.scope)
+        await self.jobs.before_reading(request.scope)
         return await self.read_path.context(request, messages, budget_chars=budget_chars, header=header)
 
     async def get(self, memory_id: str) -> dict[str, Any]:
@@ -376,47 +285,29 @@ class AsyncMemory:
             raise NotFound(f"memory {memory_id} not found")
         return memory_item(record)
 
-    async def get_all(
-        self,
-        *,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        run_id: str | None = None,
-        filters: dict[str, Any] | None = None,
-        limit: int | None = None,
-        top_k: int | None = None,
-        show_expired: bool = False,
-        include_messages: bool = False,
-    ) -> dict[str, Any]:
+    async def get_all(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                      filters: dict[str, Any] | None = None, limit: int | None = None, top_k: int | None = None,
+                      show_expired: bool = False, include_messages: bool = False) -> dict[str, Any]:
         """The scope's memories, newest first, mem0-shaped. The messages an infer=True add keeps as searchable
         evidence (category "message") are listed only with `include_messages` or a filter on the category."""
         scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
         count = check.limit(check.one_count(limit, top_k), DEFAULT_LIST_LIMIT, "limit")
-        where = _listed(parse_filters(rest), rest, include_messages)
+        where = listing_filter(rest, include_messages)
         await self.jobs.evidence_kept(scope.require())
         await self.read_path.settle()
         records = await self._run(self.store.list_records, scope, where, count, show_expired)
         return {"results": [memory_item(r) for r in records]}
 
-    async def get_page(
-        self,
-        *,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        run_id: str | None = None,
-        filters: dict[str, Any] | None = None,
-        page: int = 1,
-        page_size: int = DEFAULT_LIST_LIMIT,
-        show_expired: bool = False,
-        include_messages: bool = False,
-        every_scope: bool = False,
-    ) -> dict[str, Any]:
+    async def get_page(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                       filters: dict[str, Any] | None = None, page: int = 1, page_size: int = DEFAULT_LIST_LIMIT,
+                       show_expired: bool = False, include_messages: bool = False,
+                       every_scope: bool = False) -> dict[str, Any]:
         """One page of get_all (pages count from 1) and how many memories there are in all: {count, results}.
         `every_scope`: with no user, agent or run given, list everyone's memories (for an admin)."""
         page = check.page_number(page)
         page_size = check.limit(page_size, DEFAULT_LIST_LIMIT, "page_size")
         scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
-        where = _listed(parse_filters(rest), rest, include_messages)
+        where = listing_filter(rest, include_messages)
         await self.jobs.evidence_kept(None if every_scope else scope.require())
         await self.read_path.settle()
         if not every_scope:
@@ -428,10 +319,7 @@ class AsyncMemory:
 
     async def entities(self, *, user_id: str | None = None) -> list[dict[str, Any]]:
         """The users, agents and runs that have memories (one user's, with `user_id`), with counts, mem0-shaped."""
-        found = await self._run(self.store.entities, user_id)
-        return [{"id": f"{e.kind}:{e.name}", "name": e.name, "type": e.kind, "total_memories": e.memories,
-                 "created_at": e.first_created.isoformat(), "updated_at": e.last_updated.isoformat()}
-                for e in found]
+        return [entity_item(e) for e in await self._run(self.store.entities, user_id)]
 
     async def history(self, memory_id: str) -> list[dict[str, Any]]:
         events = await self._run(self.store.history, memory_id)
@@ -450,12 +338,7 @@ class AsyncMemory:
         await self.read_path.settle()  # retention counts every review
         maintenance = MaintenancePass(self.store, self.embedding, self.clock, self.lifecycle, llm=self.llm)
         users = [user_id] if user_id is not None else await self._run(self.store.user_ids)
-        total = PassStats()
-        for user in users:
-            with embedding_lane(f"user:{user}"):
-                stats = await maintenance.run(user)
-            total.add(stats)
-            await self._run(pass_log.log_pass, self.store, Scope(user), stats.as_dict(), self.clock())
+        total = await maintenance.run_each(users)
         result = {**total.as_dict(), "users": len(users)}
         await self._run(pass_log.log_pass, self.store, None,
                         {**result, **({"user_id": user_id} if user_id is not None else {})}, self.clock())
@@ -502,30 +385,6 @@ class AsyncMemory:
         return turn_item(await self.jobs.retry_failed(event_id))
 
 
-def _sync(method: Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, T]]) -> Callable[Concatenate[Memory, P], T]:
-    """The sync twin of an async method: its parameters (type checkers and IDEs see them through P; help() and
-    inspect.signature through __wrapped__), run to completion on the Memory's loop thread."""
-
-    @functools.wraps(method)
-    def call(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return self._loop.run(method(self.aio, *args, **kwargs))
-
-    call.__qualname__ = f"Memory.{method.__name__}"
-    return call
-
-
-def _settle_unclosed(memory: Memory) -> None:
-    """A script written for mem0 never closes its Memory (mem0's has no close()), so the process would end while
-    the messages of its last adds were still being embedded as evidence, leaving them unsearchable until a worker
-    took the turns up: at exit, finish them."""
-    if memory.closed:
-        return
-    try:
-        memory._loop.run(asyncio.wait_for(memory.aio.settle(), EXIT_SETTLE_SECONDS))
-    except Exception as exc:  # the turns stay leased: a worker (or the next process_pending) finishes them
-        log.warning("at exit, the last adds' evidence was not finished (%s: %s)", type(exc).__name__, exc)
-
-
 class Memory:
     """Synchronous jiyi memory with mem0's method names. Each method is the AsyncMemory method of the same name,
     with its signature.
@@ -542,9 +401,8 @@ class Memory:
             else:
                 _async = AsyncMemory(store, embedder, llm=llm, reranker=reranker, config=config)
         self.aio = _async
-        self._loop = LoopThread()
+        self._loop = LoopThread(settle=_async.settle, settle_seconds=EXIT_SETTLE_SECONDS)
         self.closed = False
-        at_exit(self, _settle_unclosed)
 
     @classmethod
     def from_config(cls, config: dict[str, Any] | None = None) -> Memory:
@@ -558,26 +416,26 @@ class Memory:
     def embedder(self) -> Embedder:
         return self.aio.embedder
 
-    add = _sync(AsyncMemory.add)
-    search = _sync(AsyncMemory.search)
-    context = _sync(AsyncMemory.context)
-    get_event = _sync(AsyncMemory.get_event)
-    process_pending = _sync(AsyncMemory.process_pending)
-    settle = _sync(AsyncMemory.settle)
-    maintain = _sync(AsyncMemory.maintain)
-    get = _sync(AsyncMemory.get)
-    get_all = _sync(AsyncMemory.get_all)
-    get_page = _sync(AsyncMemory.get_page)
-    entities = _sync(AsyncMemory.entities)
-    update = _sync(AsyncMemory.update)
-    delete = _sync(AsyncMemory.delete)
-    delete_all = _sync(AsyncMemory.delete_all)
-    delete_entity = _sync(AsyncMemory.delete_entity)
-    history = _sync(AsyncMemory.history)
-    reset = _sync(AsyncMemory.reset)
-    restore = _sync(AsyncMemory.restore)
-    promote = _sync(AsyncMemory.promote)
-    retry_event = _sync(AsyncMemory.retry_event)
+    add = sync_of(AsyncMemory.add)
+    search = sync_of(AsyncMemory.search)
+    context = sync_of(AsyncMemory.context)
+    get_event = sync_of(AsyncMemory.get_event)
+    process_pending = sync_of(AsyncMemory.process_pending)
+    settle = sync_of(AsyncMemory.settle)
+    maintain = sync_of(AsyncMemory.maintain)
+    get = sync_of(AsyncMemory.get)
+    get_all = sync_of(AsyncMemory.get_all)
+    get_page = sync_of(AsyncMemory.get_page)
+    entities = sync_of(AsyncMemory.entities)
+    update = sync_of(AsyncMemory.update)
+    delete = sync_of(AsyncMemory.delete)
+    delete_all = sync_of(AsyncMemory.delete_all)
+    delete_entity = sync_of(AsyncMemory.delete_entity)
+    history = sync_of(AsyncMemory.history)
+    reset = sync_of(AsyncMemory.reset)
+    restore = sync_of(AsyncMemory.restore)
+    promote = sync_of(AsyncMemory.promote)
+    retry_event = sync_of(AsyncMemory.retry_event)
 
     def close(self) -> None:
         if self.closed:

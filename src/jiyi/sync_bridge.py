@@ -1,46 +1,105 @@
 """How the synchronous facade calls the asynchronous one: a private event loop on a daemon thread (so `Memory`
 works inside programs that already run an event loop), sync methods made from their async twins (one signature,
-written once), and the exit hook that finishes a never-closed Memory's work."""
+written once), and the exit hook that finishes the work a never-closed facade left running."""
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures.thread  # noqa: F401  # its exit hook registered before ours: ours runs first (see below)
 import contextlib
+import functools
+import logging
 import threading
 import weakref
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
-Owner = TypeVar("Owner")
+P = ParamSpec("P")
+A = TypeVar("A")
+A_co = TypeVar("A_co", covariant=True)
 
 
 class LoopThread:
-    """A private event loop on a daemon thread: lets sync code call async code from anywhere."""
+    """A private event loop on a daemon thread: lets sync code call async code from anywhere.
 
-    def __init__(self) -> None:
+    `settle`: the work to finish at interpreter exit if the loop was not stopped first (for at most
+    `settle_seconds`): a script written for mem0 never closes its Memory (mem0's has no close()), so the process
+    would end while the messages of its last adds were still being embedded as evidence, leaving them unsearchable
+    until a worker took the turns up."""
+
+    def __init__(self, settle: Callable[[], Coroutine[Any, Any, None]] | None = None,
+                 settle_seconds: float = 30.0) -> None:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="jiyi-sync", daemon=True)
         self._thread.start()
+        self._settle, self._settle_seconds = settle, settle_seconds
+        self._stopped = False
+        if settle is not None:
+            _at_exit(weakref.ref(self))
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     def stop(self) -> None:
+        self._stopped = True
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=5)
 
+    def settle_at_exit(self) -> None:
+        if self._stopped or self._settle is None:
+            return
+        try:
+            self.run(asyncio.wait_for(self._settle(), self._settle_seconds))
+        except Exception as exc:  # the turns stay leased: a worker (or the next process_pending) finishes them
+            log.warning("at exit, the last adds' evidence was not finished (%s: %s)", type(exc).__name__, exc)
 
-def at_exit(owner: Owner, finish: Callable[[Owner], None]) -> None:
-    """Call `finish(owner)` when the interpreter exits, unless the owner was collected first (held weakly)."""
-    register = getattr(threading, "_register_atexit", atexit.register)
+
+def _at_exit(loop_ref: weakref.ref[LoopThread]) -> None:
+    """Settle the loop's work at interpreter exit, unless it was collected first (held weakly).
+
+    This is the one private API here, threading._register_atexit, and no public one does the job: the work to
+    finish runs in thread pools (asyncio.to_thread, the read and write paths' executors), and concurrent.futures
+    refuses new work to every ThreadPoolExecutor from its own exit hook, which it registers with this function at
+    its import. threading runs these hooks in reverse order of registration and before it joins non-daemon threads;
+    atexit's hooks (and weakref.finalize's) run after all of them. So a public atexit hook, or a non-daemon thread
+    waiting for the main one, would only see its work refused. Registered after concurrent.futures' (imported
+    above), ours runs first. Where the function is missing (another Python), atexit stands in: the evidence is then
+    kept by the next process or a worker, once the turns' lease runs out."""
+    register = getattr(threading, "_register_atexit", None)
     with contextlib.suppress(RuntimeError):  # the interpreter is already shutting down
-        register(_finish_if_alive, weakref.ref(owner), finish)
+        if register is not None:
+            register(_settle_if_alive, loop_ref)
+        else:
+            import atexit
+
+            atexit.register(_settle_if_alive, loop_ref)
 
 
-def _finish_if_alive(owner_ref: weakref.ref[Owner], finish: Callable[[Owner], None]) -> None:
-    owner = owner_ref()
-    if owner is not None:
-        finish(owner)
+def _settle_if_alive(loop_ref: weakref.ref[LoopThread]) -> None:
+    loop = loop_ref()
+    if loop is not None:
+        loop.settle_at_exit()
+
+
+class Bridged(Protocol[A_co]):
+    """A sync facade: its async twin and the loop thread its calls run on."""
+
+    @property
+    def aio(self) -> A_co: ...
+
+    @property
+    def _loop(self) -> LoopThread: ...
+
+
+def sync_of(method: Callable[Concatenate[A, P], Coroutine[Any, Any, T]]) -> Callable[Concatenate[Bridged[A], P], T]:
+    """The sync twin of an async method: its parameters (type checkers and IDEs see them through P; help() and
+    inspect.signature through __wrapped__), run to completion on the facade's loop thread."""
+
+    @functools.wraps(method)
+    def call(self: Bridged[A], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._loop.run(method(self.aio, *args, **kwargs))
+
+    call.__qualname__ = f"Memory.{method.__name__}"
+    return call

@@ -161,10 +161,22 @@ class TurnJobs:
 
         task.add_done_callback(forget)
 
-    def evidence_pending(self, turn: TurnRecord) -> bool:
-        """Whether this process is still keeping the turn's messages as evidence."""
+    async def turn(self, event_id: str) -> TurnRecord:
+        """The turn, once this process has kept its messages as evidence if it is doing so (a moment more)."""
+        turn = await asyncio.to_thread(self.store.get_turn, event_id)
+        if turn is None:
+            raise NotFound(f"event {event_id} not found")
         lane = lane_of(turn.scope)
-        return EVIDENCE_PENDING in turn.options and (lane in self._evidence or lane in self._orphaned)
+        if EVIDENCE_PENDING in turn.options and (lane in self._evidence or lane in self._orphaned):
+            await self.evidence_kept(turn.scope)
+            turn = await asyncio.to_thread(self.store.get_turn, event_id) or turn
+        return turn
+
+    async def before_reading(self, scope: Scope) -> None:
+        """Before a search or a context call: a dead process's turns are being taken up, and this process's earlier
+        adds in the scope's lane are searchable."""
+        self.resume_abandoned_once()
+        await self.evidence_kept(scope)
 
     async def evidence_kept(self, scope: Scope | None = None) -> None:
         """Wait for the evidence of this process's earlier synchronous adds: of the scope's lane, or all of it."""

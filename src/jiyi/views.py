@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from jiyi.core.retrieval import Retrieval
 from jiyi.records import HistoryEvent, MemoryRecord, SearchHit, TurnRecord
+from jiyi.stores.base import Entity
 
 
 def _time(value: datetime | None) -> str | None:
@@ -51,6 +53,22 @@ def search_item(hit: SearchHit, explain: bool = False) -> dict[str, Any]:
     if explain:
         item["score_details"] = hit.details
     return item
+
+
+def search_items(retrieval: Retrieval, explain: bool = False) -> list[dict[str, Any]]:
+    """A search's results; with `explain` each also carries the search's timings and candidate counts per path."""
+    results = [search_item(hit, explain) for hit in retrieval.hits]
+    if explain:
+        for item in results:
+            item["score_details"]["timings_ms"] = retrieval.timings_ms
+            item["score_details"]["candidates"] = retrieval.paths
+    return results
+
+
+def entity_item(entity: Entity) -> dict[str, Any]:
+    return {"id": f"{entity.kind}:{entity.name}", "name": entity.name, "type": entity.kind,
+            "total_memories": entity.memories, "created_at": entity.first_created.isoformat(),
+            "updated_at": entity.last_updated.isoformat()}
 
 
 def history_item(event: HistoryEvent) -> dict[str, Any]:
