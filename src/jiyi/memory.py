@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from jiyi import arguments as check
-from jiyi import pass_log, tracing
+from jiyi import pass_log
 from jiyi.arguments import DEFAULT_CONTEXT_TOP_K, DEFAULT_LIST_LIMIT, DEFAULT_TOP_K, UNSET
 from jiyi.categorizing import Categorizer
 from jiyi.core.injection import MEMORY_HEADER
@@ -36,7 +36,7 @@ from jiyi.stores.base import MemoryStore
 from jiyi.sync_bridge import LoopThread, sync_of
 from jiyi.turn_jobs import EXIT_SETTLE_SECONDS, TurnJobs
 from jiyi.views import entity_item, history_item, memory_item, search_items, turn_item
-from jiyi.write_path import TRACEPARENT, WritePath, WriteSettings, traced_add
+from jiyi.write_path import WritePath, WriteSettings, traced_add
 
 if TYPE_CHECKING:
     from jiyi.rerankers.base import Reranker
@@ -148,8 +148,7 @@ class AsyncMemory:
             explicit=asks_to_be_remembered(parsed, remember) or None, metadata=metadata or {},
             memory_type=kind.value if memory_type is not None else None, prompt=prompt,
             expiration_date=expires.isoformat() if expires else None,
-            injected_memory_ids=(injected_memory_ids or [])[:50], custom_categories=custom,
-            **{TRACEPARENT: tracing.traceparent() if async_mode else None})
+            injected_memory_ids=(injected_memory_ids or [])[:50], custom_categories=custom)
         turn = TurnRecord(scope=scope, message_ids=[m.id for m in stored],
                           options={k: v for k, v in options.items() if v not in (None, [], {})})
         if async_mode:

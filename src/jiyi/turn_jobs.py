@@ -10,12 +10,13 @@ import logging
 from collections.abc import Sequence
 from datetime import timedelta
 
+from jiyi import tracing
 from jiyi.embedders.scheduler import embedding_lane
 from jiyi.errors import Conflict, NotFound
 from jiyi.records import Clock, Scope, StoredMessage, TurnRecord, TurnStatus
 from jiyi.stores.base import MemoryStore
 from jiyi.views import turn_item
-from jiyi.write_path import EVIDENCE_PENDING, WritePath
+from jiyi.write_path import EVIDENCE_PENDING, TRACEPARENT, WritePath
 
 log = logging.getLogger(__name__)
 RESUME_BATCH = 16  # abandoned turns taken up per claim
@@ -50,6 +51,9 @@ class TurnJobs:
         self._turns_queued = event
 
     async def queue(self, turn: TurnRecord, stored: list[StoredMessage]) -> None:
+        # The worker extracts it later, in a trace of its own: it links to the span of the add that queued it.
+        if traceparent := tracing.traceparent():
+            turn.options[TRACEPARENT] = traceparent
         await asyncio.to_thread(self.store.add_turn, turn, stored)
         if self._turns_queued is not None:
             self._turns_queued.set()
