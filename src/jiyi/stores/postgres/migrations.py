@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
+from jiyi.stores import graph_tables
 from jiyi.stores.postgres.codec import add_keyword_stats, keyword_columns, keyword_counts
 
 log = logging.getLogger(__name__)
@@ -380,6 +381,14 @@ def m020_memory_categories(db: psycopg.Connection[Any]) -> None:
     db.execute("ALTER TABLE memories ADD COLUMN categories jsonb NOT NULL DEFAULT '[]'::jsonb")
     db.execute("CREATE INDEX memories_categories ON memories USING gin (categories jsonb_path_ops) "
                "WHERE deleted_at IS NULL")
+
+
+@migration
+def m021_entity_graph(db: psycopg.Connection[Any]) -> None:
+    # The people, pets, places, ... of each user's life and the relations between them (issue 32; stores/entities.py).
+    # The same tables as SQLite's, text columns included (stores/graph_tables.py): one set of statements for both.
+    for statement in graph_tables.SCHEMA:
+        db.execute(statement)
 
 
 def migrate(db: psycopg.Connection[Any]) -> list[str]:

@@ -58,6 +58,7 @@ from jiyi.records import (
     TurnRecord,
     TurnStatus,
 )
+from jiyi.stores import graph_tables
 from jiyi.stores.base import (
     BROWSE_ORDERS,
     ConsoleSession,
@@ -68,6 +69,7 @@ from jiyi.stores.base import (
     Tally,
     Vitals,
 )
+from jiyi.stores.entities import Graph, GraphChange, GraphEvent
 from jiyi.stores.postgres.codec import (
     CHAR_PREFIX,
     DELIVERY_COLUMNS,
@@ -502,6 +504,7 @@ class PostgresStore:
                        "version = version + 1, keywords = NULL, cjk = NULL WHERE id = %s",
                        (utc(when), reason, utc(when), memory_id))
             self._insert_history(db, [history])
+            graph_tables.drop_support(db, graph_tables.POSTGRES, memory_id, when)
             if row["keywords"] is not None:
                 terms, length = keyword_counts(row["keywords"])
                 add_keyword_stats(db, Counter({term: -1 for term in terms}), -length, -1)
@@ -540,11 +543,33 @@ class PostgresStore:
             self._log_lock(db)
             # RESTART IDENTITY: the change log starts again at 1; webhooks (which stay) hear it from there.
             db.execute("TRUNCATE memories, memory_access, history, history_log, messages, meta, keyword_stats, "
-                       "turns, state RESTART IDENTITY")
+                       "turns, state, " + ", ".join(graph_tables.TABLES) + " RESTART IDENTITY")
             db.execute("UPDATE webhooks SET after_change = 0")
 
     def close(self) -> None:
         self._pool.close()
+
+    # --- the entity graph (stores/entities.py EntityStore; the statements are stores/graph_tables.py) ---------
+
+    def graph(self, user_id: str) -> Graph:
+        with self._connection() as db:
+            return graph_tables.read_graph(db, graph_tables.POSTGRES, user_id)
+
+    def save_graph(self, user_id: str, change: GraphChange, when: datetime) -> None:
+        with self._write() as db:
+            graph_tables.save_graph(db, graph_tables.POSTGRES, user_id, change, when)
+
+    def entity_memories(self, user_id: str, entity_ids: Sequence[str], limit: int) -> list[str]:
+        with self._connection() as db:
+            return graph_tables.entity_memories(db, graph_tables.POSTGRES, user_id, entity_ids, limit)
+
+    def graph_history(self, user_id: str, subject_id: str) -> list[GraphEvent]:
+        with self._connection() as db:
+            return graph_tables.graph_history(db, graph_tables.POSTGRES, user_id, subject_id)
+
+    def forget_graph(self, user_id: str) -> None:
+        with self._write() as db:
+            graph_tables.forget_graph(db, graph_tables.POSTGRES, user_id)
 
     # --- reads ----------------------------------------------------------------------------------------------
 

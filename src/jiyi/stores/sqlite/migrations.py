@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from jiyi.stores import graph_tables
 from jiyi.text import analyze_for_index
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -274,6 +275,13 @@ def m018_memory_categories(db: sqlite3.Connection) -> None:
     # mem0's categories of each memory (personal_details, food, … or a project's own; jiyi/categorizing.py), a JSON
     # list beside jiyi's own `category`. Memories written before have none until they are changed.
     db.execute("ALTER TABLE memories ADD COLUMN categories TEXT NOT NULL DEFAULT '[]'")
+
+
+@migration
+def m019_entity_graph(db: sqlite3.Connection) -> None:
+    # The people, pets, places, ... of each user's life and the relations between them (issue 32; stores/entities.py).
+    for statement in graph_tables.SCHEMA:
+        db.execute(statement)
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:

@@ -36,6 +36,7 @@ from jiyi.records import (
     TurnRecord,
     TurnStatus,
 )
+from jiyi.stores import graph_tables
 from jiyi.stores.base import (
     BROWSE_ORDERS,
     ConsoleSession,
@@ -46,6 +47,7 @@ from jiyi.stores.base import (
     Tally,
     Vitals,
 )
+from jiyi.stores.entities import Graph, GraphChange, GraphEvent
 from jiyi.stores.sqlite.codec import (
     MEMORY_COLUMNS,
     TURN_COLUMNS,
@@ -431,6 +433,7 @@ class SqliteStore:
                        (format_datetime(when), reason, format_datetime(when), memory_id))
             db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["rowid"],))
             _insert_history(db, [history])
+            graph_tables.drop_support(db, graph_tables.SQLITE, memory_id, when)
             self._forget_cached(Scope(row["user_id"], row["agent_id"], row["run_id"]))
 
     @store_call("insert", "history")
@@ -458,7 +461,8 @@ class SqliteStore:
 
     def reset(self) -> None:
         with self._write() as db:
-            for table in ("memories", "history", "messages", "memory_fts", "meta", "turns", "state"):
+            for table in ("memories", "history", "messages", "memory_fts", "meta", "turns", "state",
+                          *graph_tables.TABLES):
                 db.execute(f"DELETE FROM {table}")
             # Webhooks stay; the change log starts again from its first row, and they hear it from there.
             db.execute("UPDATE webhooks SET after_change = 0")
@@ -468,6 +472,28 @@ class SqliteStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    # --- the entity graph (stores/entities.py EntityStore; the statements are stores/graph_tables.py) ---------
+
+    def graph(self, user_id: str) -> Graph:
+        with self._lock:
+            return graph_tables.read_graph(self._db, graph_tables.SQLITE, user_id)
+
+    def save_graph(self, user_id: str, change: GraphChange, when: datetime) -> None:
+        with self._write() as db:
+            graph_tables.save_graph(db, graph_tables.SQLITE, user_id, change, when)
+
+    def entity_memories(self, user_id: str, entity_ids: Sequence[str], limit: int) -> list[str]:
+        with self._lock:
+            return graph_tables.entity_memories(self._db, graph_tables.SQLITE, user_id, entity_ids, limit)
+
+    def graph_history(self, user_id: str, subject_id: str) -> list[GraphEvent]:
+        with self._lock:
+            return graph_tables.graph_history(self._db, graph_tables.SQLITE, user_id, subject_id)
+
+    def forget_graph(self, user_id: str) -> None:
+        with self._write() as db:
+            graph_tables.forget_graph(db, graph_tables.SQLITE, user_id)
 
     # --- reads ----------------------------------------------------------------------------------------------
 

@@ -1,0 +1,116 @@
+"""The entity store port: the people, pets, places, organisations, things and events of a user's life, the relations
+between them over time, and which memories mention them (issue 32).
+
+A port of its own beside MemoryStore, not more methods on it: a backend that keeps memories need not keep a graph,
+and the graph's five operations are all the write path, the read path and the console need.
+
+The user is the implicit entity USER (never stored): "my cousin Xiaoya" is (xiaoya, cousin_of, USER). A relation
+is never deleted because it ended: a move sets `invalid_at` on "lives in Denver" and adds "lives in Seattle". It is
+deleted only when every memory it came from is (MemoryStore.soft_delete drops the deleted memory's support).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from jiyi.records import new_id
+
+USER = "user"  # the user themself, as a relation's source or target
+ENTITY_KINDS = ("person", "pet", "place", "organisation", "thing", "event")
+
+
+@dataclass(slots=True)
+class GraphEntity:
+    kind: str
+    name: str
+    aliases: list[str] = field(default_factory=list)
+    id: str = field(default_factory=new_id)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    def surface_forms(self) -> list[str]:
+        return [self.name, *(a for a in self.aliases if a != self.name)]
+
+
+@dataclass(slots=True)
+class GraphRelation:
+    source: str  # an entity id or USER
+    relation: str  # snake_case, source IS the <relation> OF target: (mom, mother_of, USER)
+    target: str
+    memory_ids: list[str] = field(default_factory=list)  # the memories it came from (and the one that ended it)
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+    id: str = field(default_factory=new_id)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    @property
+    def is_current(self) -> bool:
+        return self.invalid_at is None
+
+    def describe(self, names: dict[str, str]) -> str:
+        """'小雅 cousin_of user' with names for ids: the text of the relation's history rows."""
+        return f"{names.get(self.source, self.source)} {self.relation} {names.get(self.target, self.target)}"
+
+
+@dataclass(slots=True)
+class Graph:
+    """One user's entities and relations (ended ones included), as a store holds them."""
+
+    entities: dict[str, GraphEntity] = field(default_factory=dict)
+    relations: list[GraphRelation] = field(default_factory=list)
+
+    def names(self) -> dict[str, str]:
+        return {USER: USER, **{e.id: e.name for e in self.entities.values()}}
+
+
+@dataclass(slots=True)
+class GraphChange:
+    """What one turn changed, saved in one transaction: entities and relations written whole (new ones added, known
+    ids replaced) and which memories mention which entities."""
+
+    entities: list[GraphEntity] = field(default_factory=list)
+    relations: list[GraphRelation] = field(default_factory=list)
+    mentions: list[tuple[str, str]] = field(default_factory=list)  # (entity id, memory id)
+
+    def __bool__(self) -> bool:
+        return bool(self.entities or self.relations or self.mentions)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphEvent:
+    """A history row of the graph: ADD / UPDATE (an entity renamed or given an alias) / CLOSE (a relation ended) /
+    DELETE (a relation whose memories were all deleted)."""
+
+    subject_id: str
+    subject: str  # "entity" | "relation"
+    event: str
+    old: str | None
+    new: str | None
+    created_at: datetime
+
+
+@runtime_checkable
+class EntityStore(Protocol):
+    def graph(self, user_id: str) -> Graph:
+        """The user's entities and every relation, current and ended; an empty Graph for a user with none."""
+        ...
+
+    def save_graph(self, user_id: str, change: GraphChange, when: datetime) -> None:
+        """Write a turn's change with a history row for each entity or relation added or changed, in one
+        transaction. Ids of another user's entities are refused (InvalidInput)."""
+        ...
+
+    def entity_memories(self, user_id: str, entity_ids: Sequence[str], limit: int) -> list[str]:
+        """Live memories that mention these entities or support their current relations, newest first."""
+        ...
+
+    def graph_history(self, user_id: str, subject_id: str) -> list[GraphEvent]:
+        ...
+
+    def forget_graph(self, user_id: str) -> None:
+        """Delete the user's whole graph (entities, relations, mentions, history)."""
+        ...
