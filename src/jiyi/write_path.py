@@ -48,6 +48,7 @@ from jiyi.core.retrieval import REPLY_TAG, SearchRequest, hybrid_search
 from jiyi.core.supersession import mark_changed, says_it_changed
 from jiyi.core.temporal import resolve_event_time
 from jiyi.embedders.base import Embedder
+from jiyi.entity_path import RECENT_MESSAGES, remember_entities
 from jiyi.errors import BackendUnavailable
 from jiyi.filters import merge_scope, parse_filters
 from jiyi.leases import renewed
@@ -71,6 +72,7 @@ from jiyi.records import (
     utcnow,
 )
 from jiyi.stores.base import MemoryStore, ScoredId
+from jiyi.stores.entities import EntityStore
 from jiyi.text import query_terms
 
 log = logging.getLogger(__name__)
@@ -239,6 +241,8 @@ class WritePath:
         self._bound = False
         self._deciding_here: dict[str, tuple[asyncio.Lock, int]] = {}  # scope key -> (its lock, tasks using it)
         self._holder = f"{os.getpid()}:{uuid.uuid4()}"  # this WritePath, as the store's lock table names it
+        # The entity graph, where the store keeps one (stores/entities.py): a store without it still takes turns.
+        self._entities: EntityStore | None = store if isinstance(store, EntityStore) else None
 
     async def _io(self, fn: Callable[[*_Args], _T], *args: *_Args) -> _T:
         # Extraction's blocking work (embedding, store) runs on a pool of its own: on the shared default pool a
@@ -390,6 +394,8 @@ class WritePath:
             log.exception("turn %s: extraction failed", turn.id)
             self._schedule_retry(turn, f"{type(exc).__name__}: {exc}", now)
         turn.results.extend(a.as_result() for a in applied)
+        if turn.status is TurnStatus.DONE or turn.extractor == "offline-fallback":
+            await self._remember_entities(turn, messages, applied)
         # Every message of a party a fact of this turn is about is "covered" (it fades sooner as evidence), not only
         # the ones the facts cite: the lifecycle's figures were measured so.
         covering = sorted({a.role or "user" for a in applied if a.event in (Event.ADD, Event.UPDATE, Event.NONE)})
@@ -409,6 +415,25 @@ class WritePath:
                     turn.attempts = max(turn.attempts, 1)
                     self._schedule_retry(turn, f"evidence: {type(exc).__name__}: {exc}", now)
         return await self._finish(turn)
+
+    async def _remember_entities(self, turn: TurnRecord, messages: Sequence[StoredMessage],
+                                 applied: Sequence[_Applied]) -> None:
+        """The people, pets, places ... the user's messages name, into the user's graph (entity_path.py); an error
+        is logged and the turn goes on: the graph is an index beside the memories, not part of the turn's result."""
+        if self._entities is None or not turn.scope.user_id:
+            return
+        facts = [a.memory_id for a in applied if a.event in (Event.ADD, Event.UPDATE, Event.NONE)]
+        try:
+            earlier = await self._io(self._earlier_user_messages, turn)
+            await self._io(remember_entities, self._entities, turn.scope, messages, earlier, facts)
+        except Exception:
+            log.exception("turn %s: the entity graph was not updated", turn.id)
+
+    def _earlier_user_messages(self, turn: TurnRecord) -> list[str]:
+        recent = self.store.list_messages(turn.scope, 40)
+        own = set(turn.message_ids)
+        first_own = next((i for i, m in enumerate(recent) if m.id in own), len(recent))
+        return [m.content for m in recent[:first_own] if m.role == "user"][-RECENT_MESSAGES:]
 
     async def keep_evidence(self, turn: TurnRecord, messages: Sequence[StoredMessage] | None = None) -> TurnRecord:
         """The rest of a turn whose facts are applied: keep its messages as evidence, then mark it done. Never raises

@@ -1,0 +1,232 @@
+"""Who is who, offline: the people, pets, places, organisations, things and events a user's message names, the
+relations it states between them, and the relations it ends (issue 32).
+
+The language rules (entity_rules_en.py, entity_rules_zh.py) turn a message into Claims whose ends are Refs: "I",
+a name with the kind its context gives it ("my cat Mochi": a pet), or a pronoun / kinship term. This module resolves
+each Ref against the user's graph:
+- a name or alias the graph knows is that entity ("表姐" after "我表姐叫小雅" is 小雅);
+- a pronoun is the entity mentioned last (in this message, then the user's recent messages) whose kind and gender
+  fit it (she: a woman or girl, by the kinship or role term she was introduced with; it / 它: a pet or a thing);
+- a new name becomes a new entity, its kinship or role phrase an alias.
+Then it states the relation (once: a relation already current is only given the new memory as support), closes the
+relation a claim ends ("we broke up", "离职"), and closes what a single-valued relation replaces (lives_in Denver
+when lives_in Seattle comes; works_at a company when works_at another does). Nothing here does I/O: the write path
+reads the graph, calls extract_change and saves the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from jiyi.core import entity_rules_en, entity_rules_zh
+from jiyi.core.entity_claims import Claim, Ref
+from jiyi.core.facts import is_chinese
+from jiyi.stores.entities import USER, Graph, GraphChange, GraphEntity, GraphRelation
+
+# A subject has one of these at a time: a new one closes the current one with another target.
+SINGLE_VALUED = frozenset({"lives_in", "works_at", "studies_at", "interns_at"})
+# Relations that hold both ways: "Coco lives_with user" is the same as "user lives_with Coco".
+SYMMETRIC = frozenset({"friend_of", "roommate_of", "flatmate_of", "housemate_of", "neighbour_of",
+                       "business_partner_of", "lives_with", "twin_of"})
+# What "we broke up" / "分手了" ends: whichever of these the user was in.
+COUPLE = frozenset({"girlfriend_of", "boyfriend_of", "partner_of", "fiance_of", "fiancee_of"})
+ANY_COUPLE = "couple"  # a claim's relation meaning "one of COUPLE"
+PRONOUN_KINDS = {"he": ("person", "m"), "she": ("person", "f"), "they": ("person", None), "it": ("pet", None)}
+
+
+def claims_in(text: str) -> list[Claim]:
+    """The claims of one message, by its language."""
+    return entity_rules_zh.claims(text) if is_chinese(text) else entity_rules_en.claims(text)
+
+
+def pronouns_in(text: str) -> list[str]:
+    """The pronouns of one message ("he", "she", "it", "they"), by its language, in order."""
+    return entity_rules_zh.pronouns(text) if is_chinese(text) else entity_rules_en.pronouns(text)
+
+
+def gender_of(entity: GraphEntity) -> str | None:
+    for alias in entity.surface_forms():
+        gender = entity_rules_en.gender_of_term(alias) or entity_rules_zh.gender_of_term(alias)
+        if gender:
+            return gender
+    return None
+
+
+@dataclass(slots=True)
+class _Resolver:
+    graph: Graph
+    when: datetime
+    memory_ids: list[str]
+    recent: list[str] = field(default_factory=list)  # entity ids, most recently mentioned last
+    change: GraphChange = field(default_factory=GraphChange)
+    touched: dict[str, GraphEntity] = field(default_factory=dict)
+
+    # --- finding entities ----------------------------------------------------------------------------------
+
+    def _forms(self) -> list[tuple[str, str]]:
+        """(casefolded surface form, entity id), longest first: "my older brother" before "brother"."""
+        forms = [(form.casefold(), e.id) for e in self.graph.entities.values() for form in e.surface_forms()
+                 if len(form) >= 2]
+        return sorted(forms, key=lambda f: -len(f[0]))
+
+    def mentions(self, text: str) -> list[str]:
+        """Entities the text names by a name or an alias, in the order they appear."""
+        folded = text.casefold()
+        found: list[tuple[int, str]] = []
+        taken: list[tuple[int, int]] = []
+        for form, entity_id in self._forms():
+            start = folded.find(form)
+            while start >= 0:
+                end = start + len(form)
+                if _word_edges(folded, start, end) and not any(s < end and start < e for s, e in taken):
+                    found.append((start, entity_id))
+                    taken.append((start, end))
+                    break
+                start = folded.find(form, start + 1)
+        return [entity_id for _, entity_id in sorted(found)]
+
+    def note(self, entity_id: str) -> None:
+        if entity_id in self.recent:
+            self.recent.remove(entity_id)
+        self.recent.append(entity_id)
+
+    def by_name(self, name: str) -> GraphEntity | None:
+        folded = name.casefold()
+        for entity in self.graph.entities.values():
+            if any(form.casefold() == folded for form in entity.surface_forms()):
+                return entity
+        return None
+
+    def pronoun(self, word: str) -> str | None:
+        kind, gender = PRONOUN_KINDS[word]
+        for entity_id in reversed(self.recent):
+            entity = self.graph.entities[entity_id]
+            if kind == "pet" and entity.kind in ("pet", "thing"):
+                return entity_id
+            if kind == "person" and entity.kind == "person" and (gender is None or gender_of(entity) in (gender, None)):
+                return entity_id
+        return None
+
+    def resolve(self, ref: Ref) -> str | None:
+        if ref.is_user:
+            return USER
+        if ref.pronoun:
+            return self.pronoun(ref.pronoun)
+        assert ref.name is not None
+        known = self.by_name(ref.name)
+        if known is None and ref.alias:
+            # "我妈" said first stood for her; "我妈王丽" names her: the same entity, renamed
+            by_term = self.by_name(ref.alias)
+            if by_term is not None and by_term.name.casefold() in {a.casefold() for a in ref.alias_forms()} | {
+                    f.casefold().removeprefix("my ").removeprefix("我") for f in ref.alias_forms()}:
+                by_term.aliases = _unique([*by_term.aliases, by_term.name, ref.name])
+                by_term.name = ref.name
+                known = by_term
+        if known is None:
+            if ref.kind is None:
+                return None
+            known = GraphEntity(ref.kind, ref.name, _unique([ref.name, *ref.alias_forms()]))
+            self.graph.entities[known.id] = known
+            self.touched[known.id] = known
+        elif ref.alias and all(a.casefold() != f.casefold() for a in ref.alias_forms()
+                               for f in known.surface_forms()):
+            known.aliases = _unique([*known.aliases, *ref.alias_forms()])
+            self.touched[known.id] = known
+        self.note(known.id)
+        return known.id
+
+    # --- relations -------------------------------------------------------------------------------------------
+
+    def current(self, source: str, relation: str, target: str | None) -> list[GraphRelation]:
+        def matches(r: GraphRelation) -> bool:
+            if r.relation != relation or not r.is_current:
+                return False
+            if r.source == source and (target is None or r.target == target):
+                return True
+            return relation in SYMMETRIC and r.target == source and (target is None or r.source == target)
+        return [r for r in self.graph.relations if matches(r)]
+
+    def touch(self, relation: GraphRelation) -> None:
+        relation.memory_ids = _unique([*relation.memory_ids, *self.memory_ids])
+        if all(r is not relation for r in self.change.relations):
+            self.change.relations.append(relation)
+
+    def state(self, source: str, relation: str, target: str) -> None:
+        if source == target:
+            return
+        existing = self.current(source, relation, target)
+        if existing:
+            self.touch(existing[0])
+            return
+        if relation in SINGLE_VALUED:
+            for old in self.current(source, relation, None):
+                self.close(old)
+        new = GraphRelation(source, relation, target, valid_at=self.when)
+        self.graph.relations.append(new)
+        self.touch(new)
+
+    def close(self, relation: GraphRelation) -> None:
+        relation.invalid_at = self.when
+        self.touch(relation)
+
+    def end(self, source: str, relation: str, target: str | None) -> None:
+        if relation == ANY_COUPLE:
+            for old in [r for r in self.graph.relations if r.relation in COUPLE and r.is_current
+                        and source in (r.source, r.target) and (target is None or target in (r.source, r.target))]:
+                self.close(old)
+            return
+        for old in self.current(source, relation, target):
+            self.close(old)
+
+
+def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: datetime,
+                   memory_ids: Sequence[str]) -> GraphChange:
+    """What one user message changes in the user's graph. `graph` is updated in place (so a caller going turn by
+    turn keeps it current); `recent_texts`: the user's messages before this one, oldest first, for pronouns;
+    `memory_ids`: the memories written from this message, which the relations and mentions point to."""
+    resolver = _Resolver(graph, when, list(memory_ids))
+    for earlier in recent_texts[-4:]:
+        for entity_id in resolver.mentions(earlier):
+            resolver.note(entity_id)
+    for entity_id in resolver.mentions(text):
+        resolver.note(entity_id)
+    named = set(resolver.mentions(text))
+    for word in pronouns_in(text):  # "he bombed his exam": a memory about Arjun that never says his name
+        if (meant := resolver.pronoun(word)) is not None:
+            named.add(meant)
+    for claim in claims_in(text):
+        subject = resolver.resolve(claim.subject)
+        obj = resolver.resolve(claim.object) if claim.object is not None else None
+        for end in (subject, obj):
+            if end is not None and end != USER:
+                named.add(end)
+        if subject is None or claim.relation is None or (claim.object is not None and obj is None):
+            continue  # an end the graph does not know: nothing to state, nothing to close
+        if claim.ends:
+            resolver.end(subject, claim.relation, obj)
+        elif obj is not None:
+            resolver.state(subject, claim.relation, obj)
+    change = resolver.change
+    change.entities = list(resolver.touched.values())
+    change.mentions = [(entity_id, memory_id) for entity_id in sorted(named) for memory_id in memory_ids]
+    return change
+
+
+def _word_edges(text: str, start: int, end: int) -> bool:
+    """An ASCII form must stand as a word ("Sam" not in "Samsung"); CJK has no spaces to look for."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    first, last = text[start], text[end - 1]
+    if first.isascii() and first.isalnum() and before.isascii() and before.isalnum():
+        return False
+    return not (last.isascii() and last.isalnum() and after.isascii() and after.isalnum())
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    seen: dict[str, str] = {}
+    for item in items:
+        if item and item.casefold() not in seen:
+            seen[item.casefold()] = item
+    return list(seen.values())

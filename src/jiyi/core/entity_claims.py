@@ -1,0 +1,44 @@
+"""What the entity rules of each language hand to core/entities.py: Claims between Refs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """One end of a claim: the user, a pronoun ("he", "she", "it", "they") or a name with the kind its context gives
+    it (None when the context says nothing: then only an entity the graph already knows can be meant) and the
+    kinship or role phrase it was introduced with ("my cousin", "表姐")."""
+
+    name: str | None = None
+    kind: str | None = None
+    alias: str | None = None
+    pronoun: str | None = None
+    is_user: bool = False
+    extra_aliases: tuple[str, ...] = ()
+
+    def alias_forms(self) -> list[str]:
+        return [a for a in (self.alias, *self.extra_aliases) if a]
+
+
+ME = Ref(is_user=True)
+
+
+def named(name: str, kind: str | None = None, alias: str | None = None, *extra: str) -> Ref:
+    return Ref(name=name, kind=kind, alias=alias, extra_aliases=tuple(extra))
+
+
+def pronoun(word: str) -> Ref:
+    return Ref(pronoun=word)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """`subject` IS the `relation` OF `object` ("Sneha cousin_of user"), or, with `ends`, no longer is (object None:
+    whatever it was, as in "we broke up" said of a girlfriend). A claim with no relation only names entities."""
+
+    subject: Ref
+    relation: str | None = None
+    object: Ref | None = None
+    ends: bool = False

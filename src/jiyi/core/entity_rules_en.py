@@ -1,0 +1,295 @@
+"""English entity rules: kinship and role terms, pets, work, study, places, possessions and naming, as Claims.
+
+Patterns are built once here over vocabularies (KIN, PETS, ...); a new term is a new entry, not a new pattern.
+"""
+
+from __future__ import annotations
+
+import re
+
+from jiyi.core.entity_claims import ME, Claim, Ref, named, pronoun
+
+_I = re.IGNORECASE
+
+# term -> (relation: the person IS the <relation> OF the one whose term it is, gender or None)
+KIN: dict[str, tuple[str, str | None]] = {
+    "mom": ("mother_of", "f"), "mother": ("mother_of", "f"), "mum": ("mother_of", "f"), "mama": ("mother_of", "f"),
+    "dad": ("father_of", "m"), "father": ("father_of", "m"), "papa": ("father_of", "m"),
+    "brother": ("brother_of", "m"), "sister": ("sister_of", "f"), "cousin": ("cousin_of", None),
+    "son": ("son_of", "m"), "daughter": ("daughter_of", "f"), "kid": ("child_of", None), "child": ("child_of", None),
+    "grandson": ("grandson_of", "m"), "granddaughter": ("granddaughter_of", "f"),
+    "grandma": ("grandmother_of", "f"), "grandmother": ("grandmother_of", "f"), "nan": ("grandmother_of", "f"),
+    "grandpa": ("grandfather_of", "m"), "grandfather": ("grandfather_of", "m"),
+    "aunt": ("aunt_of", "f"), "auntie": ("aunt_of", "f"), "uncle": ("uncle_of", "m"),
+    "niece": ("niece_of", "f"), "nephew": ("nephew_of", "m"),
+    "mother-in-law": ("mother_in_law_of", "f"), "father-in-law": ("father_in_law_of", "m"),
+    "wife": ("wife_of", "f"), "husband": ("husband_of", "m"), "partner": ("partner_of", None),
+    "girlfriend": ("girlfriend_of", "f"), "gf": ("girlfriend_of", "f"), "boyfriend": ("boyfriend_of", "m"),
+    "bf": ("boyfriend_of", "m"), "fiance": ("fiance_of", "m"), "fiancé": ("fiance_of", "m"),
+    "fiancee": ("fiancee_of", "f"), "fiancée": ("fiancee_of", "f"), "ex": ("ex_partner_of", None),
+    "roommate": ("roommate_of", None), "flatmate": ("flatmate_of", None), "housemate": ("housemate_of", None),
+    "friend": ("friend_of", None), "best friend": ("friend_of", None), "mate": ("friend_of", None),
+    "best mate": ("friend_of", None), "bestie": ("friend_of", None),
+    "neighbour": ("neighbour_of", None), "neighbor": ("neighbour_of", None),
+    "boss": ("boss_of", None), "manager": ("boss_of", None), "supervisor": ("supervisor_of", None),
+    "team lead": ("boss_of", None), "advisor": ("advisor_of", None), "mentor": ("advisor_of", None),
+    "teacher": ("teacher_of", None), "landlord": ("landlord_of", None), "landlady": ("landlord_of", "f"),
+    "coworker": ("coworker_of", None), "colleague": ("coworker_of", None),
+}
+PETS = ("dog", "cat", "puppy", "pup", "kitten", "kitty", "beagle", "kelpie", "labrador", "lab", "poodle", "corgi",
+        "husky", "retriever", "golden", "terrier", "pug", "dachshund", "collie", "spaniel", "shepherd", "greyhound",
+        "chihuahua", "bulldog", "parrot", "african grey", "cockatiel", "budgie", "bird", "hamster", "rabbit", "bunny",
+        "guinea pig", "turtle", "tortoise", "snake", "lizard", "gecko", "goldfish", "fish", "horse", "ferret")
+# Terms one person holds in a user's life at a time: "my mom called" names her by the term (a name said later joins).
+UNIQUE = frozenset(("mom", "mum", "mother", "dad", "father", "wife", "husband", "partner", "boyfriend", "girlfriend",
+                    "boss", "manager", "mother-in-law", "father-in-law", "landlord", "landlady"))
+# Parent words used as a name at the start of a sentence ("Amma called", "Mum says").
+PARENT_NAMES = {"mom": "mother_of", "mum": "mother_of", "mama": "mother_of", "amma": "mother_of", "ma": "mother_of",
+                "dad": "father_of", "papa": "father_of", "appa": "father_of", "pa": "father_of"}
+THINGS = ("car", "truck", "ute", "van", "bike", "motorbike", "scooter", "boat")
+# Words that follow a kinship term without being a name ("my brother just called", "my mom and I").
+NOT_NAMES = frozenset("""a an the and or but so is was are were has had have just also still now then who that which
+when where what why how i me my we our you your he she his her they them their it its this these those here there
+always never really finally already again today tonight yesterday tomorrow said says says told tells called calls
+texted texts came comes went goes got gets made makes thinks thought wants wanted keeps kept is's did does doing
+to of in on at for with from by about up down out off over into just lol haha too very much more less been being
+will would can could should might must may not no yes if as than like ever even only back home here gonna wanna
+literally actually honestly basically""".split())
+
+_NAME = r"[A-Z][a-zA-Z'-]+|[a-z][a-z'-]+"
+_KIN_TERMS = "|".join(sorted((re.escape(k) for k in KIN), key=len, reverse=True))
+_PET_TERMS = "|".join(sorted((re.escape(k) for k in PETS), key=len, reverse=True))
+_THING_TERMS = "|".join(re.escape(k) for k in THINGS)
+_ADJECTIVES = r"(?:(?:older|younger|little|big|baby|twin|old|new|late|dear|elder|eldest|youngest|lovely|" \
+              r"step|half|african grey|rescue)\s+)*"
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+|\s+-\s+|,\s+(?=(?:and|but|so)\b)")
+
+# "my older brother Arjun", "our cat pickles", "my wife Lena", "my cousin Sneha's marriage"
+_MY_TERM_NAME = re.compile(
+    r"\b(?P<owner>my|our)\s+(?P<adj>" + _ADJECTIVES + r")(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + "|"
+    + _THING_TERMS + r")\s*,?\s+(?P<name>" + _NAME + r")", _I)
+# "Arjun's girlfriend Mei", "jordan's new gf ana"
+_NAMES_TERM_NAME = re.compile(
+    r"\b(?P<owner>[A-Z][a-zA-Z-]+|[a-z]+)'s\s+(?:new\s+)?(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + r")\s*,?\s+"
+    r"(?P<name>" + _NAME + r")")
+# "Sam is my partner", "Tash, my housemate"
+_NAME_IS_MY_TERM = re.compile(
+    r"\b(?P<name>[A-Z][a-zA-Z-]+)(?:\s+is|,)\s+(?:my|our)\s+(?P<adj>(?i:" + _ADJECTIVES + r"))(?P<term>(?i:"
+    + _KIN_TERMS + "|" + _PET_TERMS + r"))\b")
+# "housemate Tash reckons": a role term without "my" at the start of a sentence
+_TERM_NAME_START = re.compile(
+    r"^(?P<term>roommate|flatmate|housemate|boss|manager|neighbou?r|bestie)\s+(?P<name>[A-Z][a-zA-Z-]+|[a-z]+)\b", _I)
+
+_SUBJECT = (r"(?:^|(?<=\s))(?P<subj>I|i|we|We|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
+            r"(?:'s|'re|'m|'ve|\s+is|\s+are|\s+am|\s+was|\s+has|\s+have|\s+had|\s+just|\s+also|\s+now|\s+finally|"
+            r"\s+recently|\s+still|\s+currently|\s+already|\s+officially)*\s+")
+_ORG = r"(?P<org>(?:[A-Z][\w&'.-]*|&)(?:\s+(?:[A-Z][\w&'.-]*|&|of))*)"
+_PLACE = r"(?P<place>[A-Z][a-zA-Z.-]+(?:\s+[A-Z][a-zA-Z.-]+)*)"
+_WORKS = re.compile(
+    _SUBJECT + r"(?:(?:work|works|worked|working|temping|interning|volunteering|(?:picked up\s+)?(?:extra\s+)?shifts?"
+    r"|(?:got\s+)?(?:a\s+)?(?:new\s+)?job)\s+(?:\w+\s+){0,2}?|(?:started|starting|hired)\s+(?:work(?:ing)?\s+)?)"
+    r"(?:at|for|with)\s+" + _ORG)
+_SHIFT_AT = re.compile(r"\b(?i:shift|shifts|rotation|placement)\s+at\s+" + _ORG)
+_ORG_CONTACT = re.compile(r"\b(?:offer|recruiter|interview|role|position|call|email)\s+(?:\w+\s+){0,2}?"
+                          r"(?:from|at|with)\s+" + _ORG)
+_EMPLOYER = re.compile(r"\b(?P<owner>(?i:my|his|her|their|our))\s+(?i:firm|company|employer|office|practice|agency|"
+                       r"studio),?\s+" + _ORG)
+_MY_HOME_IN = re.compile(r"\bmy\s+(?:\w+\s+){0,2}?(?:apartment|flat|place|house|studio|2br|1br|3br|room|rental)\s+in\s+"
+                         + _PLACE)
+_WE_ARE_IN = re.compile(r"^(?i:we're|we are|i'm|i am)\s+(?i:still\s+|currently\s+|now\s+)?(?i:living\s+)?in\s+"
+                        + _PLACE)
+_TOGETHER = re.compile(r"\b(?P<name>[A-Za-z][a-z'-]+)\s+and\s+i\s+(?:have\s+been|'ve\s+been|are|were)\s+"
+                       r"(?:together|dating|going\s+out)", _I)
+_KIDS = re.compile(r"\b(?:my|our)\s+(?P<term>girls|boys|kids|daughters|sons|twins)\s+(?P<a>[A-Z][a-z]+)\s+and\s+"
+                   r"(?P<b>[A-Z][a-z]+)")
+_KID_RELATION = {"girls": "daughter_of", "daughters": "daughter_of", "boys": "son_of", "sons": "son_of"}
+_PARENT_START = re.compile(r"^(?P<name>" + "|".join(PARENT_NAMES) + r")\s+(?:called|rang|says|said|texted|sent|is|was|"
+                           r"wants|thinks|told|asked|came|came over|visited)\b", _I)
+_MY_TERM_ALONE = re.compile(r"\b(?P<owner>my|our)\s+(?P<term>" + "|".join(sorted(map(re.escape, UNIQUE), key=len,
+                                                                                    reverse=True)) + r")\b", _I)
+# Also a lowercase word ("first day at amazon"): then only an organisation the graph already knows is meant.
+_ORG_ANY_CASE = r"(?P<org>[A-Za-z][\w&'.-]*(?:\s+[A-Z][\w&'.-]*)*)"
+_FIRST_DAY = re.compile(r"\b(?i:first\s+(?:day|week)|started|starting)\s+(?i:at|with)\s+" + _ORG_ANY_CASE)
+_LAST_DAY = re.compile(r"\b(?i:last\s+day\s+at|quit(?:ting)?|left|leaving|resigned\s+from)\s+" + _ORG)
+_JOB_AT = re.compile(r"\b(?i:got|have|landed|starting)\s+(?i:a\s+|the\s+)?(?i:new\s+)?(?i:job|position|role)\s+at\s+"
+                     + _ORG_ANY_CASE)
+_STUDIES = re.compile(
+    _SUBJECT + r"(?:\w+\s+){0,3}?(?:studying|studies|study|student|school|law\s+school|med\s+school|college|degree|"
+    r"PhD|phd|masters|major(?:ing)?)\s+(?:\w+\s+)?at\s+" + _ORG)
+_LIVES = re.compile(
+    _SUBJECT + r"(?:(?:live|lives|living|lived|settled|staying)\s+in|(?:moved|moving|relocated|relocating|"
+    r"shifted)\s+(?:back\s+)?to|in\s+a\s+(?:\w+\s+){0,3}?(?:studio|apartment|flat|house|place|rental|room)\s+in)\s+"
+    + _PLACE)
+_RESIDENT = re.compile(r"\b(?:(?:a|an)\s+(?P<place>[A-Za-z][a-zA-Z.-]+(?:\s+[A-Z][a-zA-Z.-]+)*)\s+resident|"
+                       r"we're\s+(?P<people>[A-Z][a-zA-Z.-]+(?:\s+[A-Z][a-zA-Z.-]+)*)\s+people)\b", _I)
+_BASED = re.compile(r"\b" + _ORG + r"\s+(?:is|are)\s+(?:based|located|headquartered)\s+in\s+" + _PLACE)
+_BROKE_UP = re.compile(r"\b(?:we|i)\s+(?:just\s+|finally\s+)?(?:broke\s+up|split\s+up|called\s+it\s+off)|"
+                       r"\bbroke\s+up\s+with\b|\bdumped\s+me\b", _I)
+_PET_GONE = re.compile(r"\b(?:said\s+goodbye\s+to|put\s+down|lost|buried)\s+(?P<name>[A-Z][a-zA-Z-]+)\b|"
+                       r"\b(?P<name2>[A-Z][a-zA-Z-]+)\s+(?:died|passed\s+away|was\s+put\s+down|crossed\s+the\s+"
+                       r"rainbow\s+bridge)")
+_SOLD = re.compile(r"\b(?:sold|gave\s+away)\s+(?:my\s+|our\s+|the\s+)(?:old\s+)?(?P<thing>[A-Z][a-zA-Z0-9-]+|"
+                   + _THING_TERMS + r")\b", _I)
+_GONE_THING = re.compile(r"\b(?P<thing>[A-Z][a-zA-Z0-9-]+)(?:'s|\s+is)\s+gone\b")
+_PRONOUNS = re.compile(r"\b(he|him|his|she|her|hers)\b", _I)
+_PRONOUN_WORD = {"he": "he", "him": "he", "his": "he", "she": "she", "her": "she", "hers": "she"}
+
+
+def gender_of_term(alias: str) -> str | None:
+    words = alias.casefold().split()
+    for size in (2, 1):
+        for i in range(len(words) - size + 1):
+            entry = KIN.get(" ".join(words[i:i + size]))
+            if entry:
+                return entry[1]
+    return None
+
+
+def pronouns(text: str) -> list[str]:
+    return [_PRONOUN_WORD[m.group(1).casefold()] for m in _PRONOUNS.finditer(text)]
+
+
+def _is_name(word: str) -> bool:
+    return word.casefold() not in NOT_NAMES and len(word) > 1
+
+
+def _subject(word: str | None) -> Ref:
+    if word is None or word.casefold() in ("i", "we"):
+        return ME
+    if word.casefold() in ("he", "she", "they"):
+        return pronoun(word.casefold())
+    return named(word)
+
+
+def _term_claim(owner: Ref, term: str, name: str, alias: str) -> Claim | None:
+    term_key = term.casefold()
+    if term_key in KIN:
+        relation = KIN[term_key][0]
+        return Claim(named(name, "person", alias), relation, owner)
+    if term_key in PETS or term_key.endswith(PETS):
+        return Claim(named(name, "pet", alias), "pet_of", owner)
+    if term_key in THINGS:
+        return Claim(named(name, "thing", alias), "owns", owner)  # reversed below
+    return None
+
+
+def _naming(sentence: str) -> list[Claim]:
+    found: list[Claim] = []
+    for m in _MY_TERM_NAME.finditer(sentence):
+        name = m.group("name")
+        if not _is_name(name):
+            continue
+        adjectives = m.group("adj").casefold().split()
+        term = m.group("term")
+        alias = f"{m.group('owner').lower()} {' '.join([*adjectives, term.lower()])}"
+        claim = _term_claim(ME, term, name, alias)
+        if claim is None:
+            continue
+        if "late" in adjectives and claim.relation in ("wife_of", "husband_of"):
+            claim = Claim(claim.subject, "late_" + claim.relation, ME)
+        if claim.relation == "owns":
+            claim = Claim(ME, "owns", claim.subject)
+        found.append(claim)
+    for m in _NAMES_TERM_NAME.finditer(sentence):
+        owner, name = m.group("owner"), m.group("name")
+        if not (_is_name(owner) and _is_name(name)):
+            continue
+        claim = _term_claim(named(owner), m.group("term"), name, f"{owner}'s {m.group('term')}")
+        if claim is not None:
+            found.append(claim)
+    for m in _NAME_IS_MY_TERM.finditer(sentence):
+        if _is_name(m.group("name")):
+            claim = _term_claim(ME, m.group("term"), m.group("name"), f"my {m.group('term').lower()}")
+            if claim is not None and claim.relation != "owns":
+                found.append(claim)
+    for m in _KIDS.finditer(sentence):
+        relation = _KID_RELATION.get(m.group("term").casefold(), "child_of")
+        for name in (m.group("a"), m.group("b")):
+            found.append(Claim(named(name, "person", f"my {m.group('term').lower()}"), relation, ME))
+    for m in _TOGETHER.finditer(sentence):
+        if _is_name(m.group("name")):
+            found.append(Claim(named(m.group("name"), "person"), "partner_of", ME))
+    parent = _PARENT_START.match(sentence)
+    if parent:
+        name = parent.group("name")
+        found.append(Claim(named(name, "person", f"my {name.lower()}"), PARENT_NAMES[name.casefold()], ME))
+    introduced = {c.subject.alias.casefold() for c in found if c.subject.alias}
+    for m in _MY_TERM_ALONE.finditer(sentence):
+        alias = f"{m.group('owner').lower()} {m.group('term').lower()}"
+        rest = sentence[m.end():]
+        if alias in introduced or rest.startswith("'s") or _MY_TERM_NAME.match(sentence, m.start()):
+            continue  # named right here ("my wife Lena"), or someone else's ("my boss's wife")
+        term = m.group("term").casefold()
+        found.append(Claim(named(term, "person", alias), KIN[term][0], ME))
+    start = _TERM_NAME_START.match(sentence)
+    if start and _is_name(start.group("name")):
+        claim = _term_claim(ME, start.group("term"), start.group("name"), start.group("term").lower())
+        if claim is not None:
+            found.append(claim)
+    return found
+
+
+_TRAILING = re.compile(r"(?:\s+(?:of|&))+$|[\s.,']+$")
+
+
+def _org(text: str) -> str:
+    return _TRAILING.sub("", text)
+
+
+def _place(text: str) -> str:
+    return _TRAILING.sub("", text)
+
+
+def _places_and_work(sentence: str) -> list[Claim]:
+    found: list[Claim] = []
+    for m in _WORKS.finditer(sentence):
+        found.append(Claim(_subject(m.group("subj")), "works_at", named(_org(m.group("org")), "organisation")))
+    for m in _SHIFT_AT.finditer(sentence):
+        if not found and m.group("org")[0].isupper():
+            found.append(Claim(ME, "works_at", named(_org(m.group("org")), "organisation")))
+    for m in _EMPLOYER.finditer(sentence):
+        owner = m.group("owner").casefold()
+        subject = ME if owner in ("my", "our") else pronoun({"his": "he", "her": "she"}.get(owner, "they"))
+        found.append(Claim(subject, "works_at", named(_org(m.group("org")), "organisation")))
+    for m in _ORG_CONTACT.finditer(sentence):  # "a recruiter email from Amazon": someone the user may work for
+        found.append(Claim(named(_org(m.group("org")), "organisation")))
+    if not found:
+        for m in list(_FIRST_DAY.finditer(sentence)) + list(_JOB_AT.finditer(sentence)):
+            org = _org(m.group("org"))
+            found.append(Claim(ME, "works_at", named(org, "organisation" if org[0].isupper() else None)))
+    for m in _LAST_DAY.finditer(sentence):
+        # "Last day at Infosys" says the user worked there as it ends: stated and closed at once
+        left = named(_org(m.group("org")), "organisation")
+        found += [Claim(ME, "works_at", left), Claim(ME, "works_at", left, ends=True)]
+    for m in _STUDIES.finditer(sentence):
+        found.append(Claim(_subject(m.group("subj")), "studies_at", named(_org(m.group("org")), "organisation")))
+    for m in _LIVES.finditer(sentence):
+        found.append(Claim(_subject(m.group("subj")), "lives_in", named(_place(m.group("place")), "place")))
+    for m in _RESIDENT.finditer(sentence):
+        place = next(g for g in m.groups() if g)
+        found.append(Claim(ME, "lives_in", named(_place(place), "place")))
+    for m in list(_MY_HOME_IN.finditer(sentence)) + list(_WE_ARE_IN.finditer(sentence)):
+        found.append(Claim(ME, "lives_in", named(_place(m.group("place")), "place")))
+    for m in _BASED.finditer(sentence):
+        found.append(Claim(named(_org(m.group("org"))), "located_in", named(_place(m.group("place")), "place")))
+    return found
+
+
+def _endings(sentence: str) -> list[Claim]:
+    found: list[Claim] = []
+    if _BROKE_UP.search(sentence):
+        found.append(Claim(ME, "couple", None, ends=True))
+    for m in _PET_GONE.finditer(sentence):
+        found.append(Claim(named(m.group("name") or m.group("name2")), "pet_of", None, ends=True))
+    for m in list(_SOLD.finditer(sentence)) + list(_GONE_THING.finditer(sentence)):
+        found.append(Claim(ME, "owns", named(m.group("thing")), ends=True))
+    return found
+
+
+def claims(text: str) -> list[Claim]:
+    found: list[Claim] = []
+    for sentence in _SENTENCES.split(text):
+        sentence = sentence.strip()
+        if sentence:
+            found += _naming(sentence) + _places_and_work(sentence) + _endings(sentence)
+    return found

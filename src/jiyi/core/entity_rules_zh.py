@@ -1,0 +1,266 @@
+"""Chinese entity rules: kinship and role terms (我表姐叫小雅), pets (我家柯基豆豆), work and study (在美团干了三年),
+places (住在徐汇, 搬到杭州), and what ends (分手, 离职, 走了), as Claims.
+
+Chinese has no spaces, so where a name or a place ends is read from rjieba's segmentation and part-of-speech tags
+(the dictionary jiyi.text already loads): "我爸念叨了七天" has no name after 我爸 because 念叨 is tagged a verb, while
+"我老公志强又出差了" has 志强. Patterns are built once here over vocabularies (KIN, PETS, ...).
+"""
+
+from __future__ import annotations
+
+import re
+
+import rjieba
+
+from jiyi.core.entity_claims import ME, Claim, Ref, named, pronoun
+
+KIN: dict[str, tuple[str, str | None]] = {
+    **dict.fromkeys(("表姐", "表妹", "堂姐", "堂妹"), ("cousin_of", "f")),
+    **dict.fromkeys(("表哥", "表弟", "堂哥", "堂弟"), ("cousin_of", "m")),
+    **dict.fromkeys(("妈", "妈妈", "老妈", "母亲", "娘", "阿妈"), ("mother_of", "f")),
+    **dict.fromkeys(("爸", "爸爸", "老爸", "父亲", "老爹"), ("father_of", "m")),
+    **dict.fromkeys(("哥", "哥哥", "大哥", "弟弟", "小弟"), ("brother_of", "m")),
+    **dict.fromkeys(("姐", "姐姐", "妹妹", "小妹"), ("sister_of", "f")),
+    "儿子": ("son_of", "m"), "女儿": ("daughter_of", "f"), "闺女": ("daughter_of", "f"),
+    "孙子": ("grandson_of", "m"), "孙女": ("granddaughter_of", "f"),
+    **dict.fromkeys(("老公", "丈夫", "先生"), ("husband_of", "m")),
+    **dict.fromkeys(("老婆", "妻子", "媳妇", "太太", "爱人"), ("wife_of", "f")),
+    "老伴": ("spouse_of", None),
+    **dict.fromkeys(("男朋友", "男友"), ("boyfriend_of", "m")),
+    **dict.fromkeys(("女朋友", "女友"), ("girlfriend_of", "f")),
+    "对象": ("partner_of", None), "未婚夫": ("fiance_of", "m"), "未婚妻": ("fiancee_of", "f"),
+    **dict.fromkeys(("前男友", "前任"), ("ex_partner_of", None)), "前女友": ("ex_partner_of", "f"),
+    "闺蜜": ("friend_of", "f"),
+    **dict.fromkeys(("好朋友", "朋友", "死党", "发小", "好友", "哥们"), ("friend_of", None)),
+    **dict.fromkeys(("室友", "舍友"), ("roommate_of", None)), "邻居": ("neighbour_of", None),
+    **dict.fromkeys(("老板", "领导", "上司", "组长", "主管", "经理", "总监"), ("boss_of", None)),
+    "导师": ("advisor_of", None), "老师": ("teacher_of", None), "同事": ("coworker_of", None),
+    "房东": ("landlord_of", None),
+    **dict.fromkeys(("婆婆", "岳母", "丈母娘"), ("mother_in_law_of", "f")),
+    **dict.fromkeys(("公公", "岳父", "老丈人"), ("father_in_law_of", "m")),
+    **dict.fromkeys(("奶奶", "外婆", "姥姥"), ("grandmother_of", "f")),
+    **dict.fromkeys(("爷爷", "外公", "姥爷"), ("grandfather_of", "m")),
+}
+# Terms one person holds in a user's life at a time: said without a name ("我妈", "婆婆来杭州"), the term is the name.
+UNIQUE = frozenset("妈 妈妈 老妈 母亲 爸 爸爸 老爸 父亲 老公 丈夫 老婆 妻子 媳妇 老伴 男朋友 男友 女朋友 女友 对象 "
+                   "婆婆 公公 岳母 岳父 丈母娘 老板".split())
+PETS = tuple("橘猫 猫咪 小猫 猫 狗狗 小狗 狗 柯基 金毛 泰迪 柴犬 哈士奇 拉布拉多 边牧 比熊 布偶 英短 美短 鹦鹉 八哥 "
+              "仓鼠 兔子 乌龟 金鱼 鱼 龙猫 刺猬".split())
+# Tags of a word that cannot be a name: verbs, adverbs, prepositions, pronouns, conjunctions, particles, numbers.
+_NOT_NAME_TAGS = ("v", "d", "p", "r", "c", "u", "m", "x", "y", "e", "a", "f", "q")
+_NAME_TAGS = ("nr", "nrt", "nrfg", "nz", "eng")
+_TIME_WORDS = frozenset("今天 明天 昨天 后天 现在 最近 刚才 刚刚 早上 晚上 下午 上午 中午 周末 今年 去年 明年 "
+                        "平时 一直 已经 今晚 昨晚 这周 下周 上周 这个 那个 一起 一下 终于 居然 突然 其实 真的".split())
+_NOT_PLACES = frozenset("这里 那里 家里 一起 附近 公司 学校 楼下 外面 里面 旁边 这边 那边 单位 宿舍 老家 家".split())
+
+_KIN_TERMS = "|".join(sorted(KIN, key=len, reverse=True))
+_PET_TERMS = "|".join(sorted(PETS, key=len, reverse=True))
+_OWNER = r"(?P<owner>我们家的?|我家的?|我们的|我的|我们|我养的|我|她家的?|他家的?|她的|他的)?"
+_NAMING = re.compile(_OWNER + r"(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + r")(?P<call>叫做|名叫|叫|是)?")
+_IS_MY_PET = re.compile(r"^(?P<name>[A-Za-z]+|[\u4e00-\u9fff]{2,3})是(?P<owner>我们家|我家|我|我养)的?"
+                        r"(?P<adj>[\u4e00-\u9fff]{0,2}?)(?P<term>" + _PET_TERMS + ")")
+_CLAUSES = re.compile(r"[，,。．.！!？?；;：:～~…\s]+")
+_WORK = re.compile(r"(?:在|去|加入了?)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fffA-Za-z]{2,8}?)(?:那边|这边)?"
+                   r"(?P<verb>干了|干|做|上班|工作|实习|打工|当|任职|报到|读书|读研|读博|读|上学|念书)")
+_JOINED = re.compile(r"(?:入职|跳槽到|跳槽去|加入|offer签了?)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
+_ADMITTED = re.compile(r"(?:保研到|考研考到|被)(?P<org>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:录取|了|$)")
+_LIVES = re.compile(r"(?:住在|搬到了?|搬去了?|搬来了?|租在|定居在?|安家在?)(?P<rest>.+)")
+_ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
+_IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都)在(?P<place>[\u4e00-\u9fff]{2,4})$")  # 我女朋友小鹿也在深圳
+_COMPANY_NAMED = re.compile(r"(?P<place>[\u4e00-\u9fff]{2,4})(?:一家|那家|的一家).{0,16}?(?:公司|学校|医院|店)\s*"
+                            r"(?:叫|名叫)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
+_BROKE_UP = re.compile(r"分手|分了手|离婚")
+_DIED = re.compile(r"走了|去世|过世|死了|没了|离开了我们|埋了")
+_QUIT = re.compile(r"离职|辞职|裸辞|不干了|最后一天")
+_MOVED_OUT = re.compile(r"搬出去|搬走|退租|房子(?:也)?退了")
+_GRADUATED = re.compile(r"毕业了")
+_PRONOUNS = re.compile(r"(他|她|它|佢)(?!们|哋)")
+_PRONOUN_WORD = {"他": "he", "她": "she", "它": "it", "佢": "they"}
+_STARTS_A_PREDICATE = frozenset("会又也在说就还是都去来把被给跟和今昨最不没很太真刚才已要想能")
+_LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z'-]+")
+_HAN = re.compile(r"[\u4e00-\u9fff]+")
+_VERB_KIND = {"读书": "studies_at", "读研": "studies_at", "读博": "studies_at", "读": "studies_at",
+              "上学": "studies_at", "念书": "studies_at", "实习": "interns_at"}
+
+
+def gender_of_term(alias: str) -> str | None:
+    for term in sorted(KIN, key=len, reverse=True):
+        if term in alias:
+            return KIN[term][1]
+    return None
+
+
+def pronouns(text: str) -> list[str]:
+    return [_PRONOUN_WORD[m.group(1)] for m in _PRONOUNS.finditer(text)]
+
+
+def _first_word(text: str) -> tuple[str, str] | None:
+    for word, tag in rjieba.tag(text):
+        if word.strip():
+            return word, tag
+    return None
+
+
+def _name_at(text: str) -> str | None:
+    """The name that starts `text`, if the segmentation says one does."""
+    first = _first_word(text)
+    if first is None:
+        return None
+    word, tag = first
+    if _LATIN_NAME.fullmatch(word):
+        return word
+    if len(word) == 1 and len(text) >= 2 and word in "小阿老大":
+        word, tag = text[:2], "nr"  # 小绿, 阿杰: a prefix and a character the dictionary split apart
+    if not 2 <= len(word) <= 3 or not _HAN.fullmatch(word):
+        return None
+    if len(word) == 3 and word[2] in _STARTS_A_PREDICATE:
+        word = word[:2]  # 小绿会说话了: the dictionary took 会 into the name
+    if word in _TIME_WORDS or word in KIN or word in PETS or word[0] in "我你他她它这那":
+        return None
+    doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v"))  # 朵朵, 豆豆, 佳佳
+    if not doubled and tag.startswith(_NOT_NAME_TAGS) and tag not in _NAME_TAGS:
+        return None
+    return word
+
+
+def _owner_ref(owner: str | None) -> Ref:
+    if owner and owner[0] in "她他":
+        return pronoun("she" if owner[0] == "她" else "he")
+    return ME
+
+
+def _naming(clause: str) -> list[Claim]:
+    found: list[Claim] = []
+    m = _IS_MY_PET.match(clause)
+    if m:
+        alias = f"{m.group('owner')}的{m.group('adj')}{m.group('term')}"
+        found.append(Claim(named(m.group("name"), "pet", alias), "pet_of", ME))
+    for m in _NAMING.finditer(clause):
+        owner, term = m.group("owner"), m.group("term")
+        after_with = m.start() > 0 and clause[m.start() - 1] in "和跟陪给带"  # 和男朋友吃饭
+        if owner is None and m.start() != 0 and not (after_with and term in UNIQUE):
+            continue  # a term inside a sentence, not an introduction
+        name = None if after_with and owner is None else _name_at(clause[m.end():])
+        if name is None:
+            alone = m.end() == len(clause)  # "妈妈" on its own is someone calling out, not a mention
+            if term in UNIQUE and not m.group("call") and not alone and (owner is None or owner[0] == "我"):
+                # 我妈发了视频 / 婆婆来杭州: the term stands for the person (a name said later joins it)
+                aliases = [f"{owner}{term}", term] if owner else [term]
+                found.append(Claim(named(term, "person", *aliases), KIN[term][0], ME))
+            continue
+        if owner is None and not m.group("call") and term not in KIN:
+            continue
+        aliases = [term, f"{owner}{term}"] if owner and owner[0] == "我" else [term]
+        owner_ref = _owner_ref(owner)
+        if term in KIN:
+            found.append(Claim(named(name, "person", *aliases), KIN[term][0], owner_ref))
+        else:
+            found.append(Claim(named(name, "pet", *aliases[1:]), "pet_of", owner_ref))
+    return found
+
+
+def _subject_of(clause: str, running: Ref, introduced: list[Claim]) -> Ref:
+    for claim in introduced:
+        if claim.subject.kind == "person" and claim.subject.name not in KIN and _NAMING.search(clause):
+            return claim.subject  # "我表姐叫小雅 在北京做产品经理": what follows is about 小雅
+    if clause.startswith("我"):
+        return ME
+    if clause[0] in "他她它佢" and not clause.startswith(("他们", "她们")):
+        return pronoun(_PRONOUN_WORD[clause[0]])
+    first = _first_word(clause)
+    if first is not None and (first[0] in KIN or first[1] in _NAME_TAGS):
+        return named(first[0])  # 表姐说… / 小雅下周一就去…; a common noun (美团那边…) leaves the subject as it was
+    return running
+
+
+def _is_proper_noun_phrase(candidate: str) -> bool:
+    """Every word a noun or a name: 蓝鲸广告, 小红书, Shein; not 组跟导师 (a preposition inside)."""
+    words = [(w, t) for w, t in rjieba.tag(candidate) if w.strip()]
+    return bool(words) and all(t.startswith("n") or t == "eng" for _, t in words)
+
+
+def _place_or_org(subject: Ref, candidate: str, verb: str) -> Claim | None:
+    first = _first_word(candidate)
+    is_place = first is not None and first[0] == candidate and first[1] == "ns"
+    if is_place:
+        return Claim(subject, "lives_in", named(candidate, "place"))
+    if candidate in _NOT_PLACES or candidate in KIN or candidate[0] in "我你他她这那家" or \
+            not _is_proper_noun_phrase(candidate):
+        return None
+    relation = _VERB_KIND.get(verb, "works_at")
+    return Claim(subject, relation, named(candidate, "organisation"))
+
+
+def _relations(clause: str, subject: Ref) -> list[Claim]:
+    found: list[Claim] = []
+    for m in _WORK.finditer(clause):
+        claim = _place_or_org(subject, m.group("org"), m.group("verb"))
+        if claim is not None:
+            found.append(claim)
+    for m in _JOINED.finditer(clause):
+        claim = _place_or_org(subject, m.group("org"), "")
+        if claim is not None and claim.relation == "works_at":
+            found.append(claim)
+    for m in _ADMITTED.finditer(clause):
+        org = m.group("org")
+        if org not in _NOT_PLACES and _is_proper_noun_phrase(org):
+            found.append(Claim(subject, "admitted_to", named(org, "organisation")))
+    lives = _LIVES.search(clause)
+    if lives:
+        first = _first_word(lives.group("rest"))
+        if first is not None and first[0] not in _NOT_PLACES and len(first[0]) >= 2 and \
+                first[1].startswith(("ns", "nr", "nz", "n")):
+            found.append(Claim(subject, "lives_in", named(first[0], "place")))
+    arrived = _ARRIVED.search(clause) or _IS_IN.search(clause)
+    if arrived:
+        first = _first_word(arrived.group("place"))
+        if first is not None and first[0] == arrived.group("place") and first[1] == "ns":
+            found.append(Claim(subject, "lives_in", named(first[0], "place")))
+    return found
+
+
+def _known_in(clause: str) -> Ref | None:
+    """The first word of a clause as a name the graph may know ("美团那边已经离职": 美团)."""
+    first = _first_word(clause)
+    if first is None or first[1].startswith(_NOT_NAME_TAGS):
+        return None
+    return named(first[0])
+
+
+def _endings(clause: str, subject: Ref) -> list[Claim]:
+    found: list[Claim] = []
+    if _BROKE_UP.search(clause):
+        found.append(Claim(ME, "couple", None, ends=True))
+    if _DIED.search(clause) and subject is not ME:
+        found.append(Claim(subject, "pet_of", None, ends=True))
+    if _QUIT.search(clause):
+        target = _known_in(clause)
+        for relation in ("works_at", "interns_at"):
+            found.append(Claim(subject, relation, None, ends=True) if target is None
+                         else Claim(subject, relation, target, ends=True))
+    if _MOVED_OUT.search(clause):
+        for relation in ("lives_with", "roommate_of", "housemate_of"):
+            found.append(Claim(subject, relation, None, ends=True))
+        place = _known_in(clause)
+        if place is not None:
+            found.append(Claim(subject, "lives_in", place, ends=True))
+    if _GRADUATED.search(clause):
+        found.append(Claim(subject, "studies_at", None, ends=True))
+    return found
+
+
+def claims(text: str) -> list[Claim]:
+    found: list[Claim] = []
+    for m in _COMPANY_NAMED.finditer(text):
+        first = _first_word(m.group("place"))
+        if first is not None and first[1] == "ns":
+            place = first[0]
+            found.append(Claim(named(m.group("org"), "organisation"), "located_in", named(place, "place")))
+    running = ME
+    for clause in _CLAUSES.split(text):
+        if not clause:
+            continue
+        introduced = _naming(clause)
+        running = _subject_of(clause, running, introduced)
+        found += introduced + _relations(clause, running) + _endings(clause, running)
+    return found
