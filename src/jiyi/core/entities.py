@@ -65,27 +65,8 @@ class _Resolver:
 
     # --- finding entities ----------------------------------------------------------------------------------
 
-    def _forms(self) -> list[tuple[str, str]]:
-        """(casefolded surface form, entity id), longest first: "my older brother" before "brother"."""
-        forms = [(form.casefold(), e.id) for e in self.graph.entities.values() for form in e.surface_forms()
-                 if len(form) >= 2]
-        return sorted(forms, key=lambda f: -len(f[0]))
-
     def mentions(self, text: str) -> list[str]:
-        """Entities the text names by a name or an alias, in the order they appear."""
-        folded = text.casefold()
-        found: list[tuple[int, str]] = []
-        taken: list[tuple[int, int]] = []
-        for form, entity_id in self._forms():
-            start = folded.find(form)
-            while start >= 0:
-                end = start + len(form)
-                if _word_edges(folded, start, end) and not any(s < end and start < e for s, e in taken):
-                    found.append((start, entity_id))
-                    taken.append((start, end))
-                    break
-                start = folded.find(form, start + 1)
-        return [entity_id for _, entity_id in sorted(found)]
+        return [entity_id for entity_id, _, _ in find_mentions(text, self.graph)]
 
     def note(self, entity_id: str) -> None:
         if entity_id in self.recent:
@@ -212,6 +193,25 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
     change.entities = list(resolver.touched.values())
     change.mentions = [(entity_id, memory_id) for entity_id in sorted(named) for memory_id in memory_ids]
     return change
+
+
+def find_mentions(text: str, graph: Graph) -> list[tuple[str, int, int]]:
+    """(entity id, start, end) of each entity the text names by a name or an alias, in the order they appear; the
+    longest form wins where two overlap ("my older brother" over "brother"). Plain substring search: nothing is
+    compiled, so the read path can run it on every question."""
+    folded = text.casefold()
+    forms = sorted(((form.casefold(), e.id) for e in graph.entities.values() for form in e.surface_forms()
+                    if len(form) >= 2), key=lambda f: -len(f[0]))
+    found: list[tuple[str, int, int]] = []
+    for form, entity_id in forms:
+        start = folded.find(form)
+        while start >= 0:
+            end = start + len(form)
+            if _word_edges(folded, start, end) and not any(s < end and start < e for _, s, e in found):
+                found.append((entity_id, start, end))
+                break
+            start = folded.find(form, start + 1)
+    return sorted(found, key=lambda f: f[1])
 
 
 def _word_edges(text: str, start: int, end: int) -> bool:

@@ -183,6 +183,8 @@ def _naming(sentence: str) -> list[Claim]:
         term = m.group("term")
         alias = f"{m.group('owner').lower()} {' '.join([*adjectives, term.lower()])}"
         claim = _term_claim(ME, term, name, alias)
+        if claim is not None and adjectives:  # asked later as "my brother", not "my older brother"
+            claim = Claim(named(name, claim.subject.kind, alias, f"my {term.lower()}"), claim.relation, claim.object)
         if claim is None:
             continue
         if "late" in adjectives and claim.relation in ("wife_of", "husband_of"):

@@ -1,10 +1,12 @@
-"""Hybrid recall: vector, keyword and rules paths in one scope, fused (fusion.py), then weighed (ranking.py).
+"""Hybrid recall: vector, keyword, rules and graph paths in one scope, fused (fusion.py), then weighed (ranking.py).
 
 - vector: exact cosine search over the scope, plus the scope's core and system memories, which are always eligible
   however many other memories crowd the candidate pool;
 - keyword: BM25 over segmented text (jiyi/text.py), searching with the informative words of the query;
 - rules: a request for a recommendation or advice brings the user's preferences and constraints, a question about
-  one of the user's attributes (老家, where do I live) the memories holding it (core/intent.py).
+  one of the user's attributes (老家, where do I live) the memories holding it (core/intent.py);
+- graph: a question naming an entity of the user's life (Arjun, 表姐, my brother's girlfriend) brings its memories
+  and the memories behind its relations (recall_by_graph; the store's EntityStore port).
 
 A candidate said right next to a good match gains from it (neighbour_support): an answer is often split over two
 turns.
@@ -26,6 +28,7 @@ from functools import lru_cache
 import numpy as np
 
 from jiyi.core.fusion import PathHit, fuse
+from jiyi.core.graph_recall import asked_entities
 from jiyi.core.intent import (
     CONSTRAINT_FILTER,
     CONSTRAINT_TERMS,
@@ -41,6 +44,7 @@ from jiyi.embedders.base import Calibration, Embedder
 from jiyi.filters import Logic, Node, parse_filters
 from jiyi.records import Category, MemoryRecord, Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore, ScoredId
+from jiyi.stores.entities import EntityStore
 from jiyi.text import analyze_for_index, has_cjk, normalize, query_terms
 
 # A vector hit that shares nothing measurable with the query still ranks, just below every real match.
@@ -59,10 +63,16 @@ class RetrievalSettings:
     ranking: RankingWeights = field(default_factory=RankingWeights)
     # The rules path adds to a score without measuring relevance: it lifts a preference above unrelated memories,
     # not above a memory that really matches the query.
-    path_weights: dict[str, float] = field(default_factory=lambda: {"vector": 1.0, "keyword": 1.0, "rules": 0.6})
+    path_weights: dict[str, float] = field(default_factory=lambda: {"vector": 1.0, "keyword": 1.0, "rules": 0.6,
+                                                                    "graph": 0.6})
     rule_relevance: float = 0.5  # how relevant a preference or constraint is to a request for advice, by rule
     attribute_relevance: float = 0.8  # how relevant a memory holding the asked-for attribute is ("我老家是哪里的？")
     rule_limit: int = 8
+    # The graph path (recall_by_graph): the memories of the entities a question names, and of the ones a chained
+    # question reaches (those most relevant: "my brother's girlfriend" asks about her, not him).
+    graph_limit: int = 10
+    graph_relevance: float = 0.5
+    graph_named_share: float = 0.8
     # An episode summary's share of its score, unless the query is about past conversations (intent.py).
     episode_weight: float = 0.7
     # A message kept as evidence (Category.MESSAGE) weighs a little less than a fact as relevant: a fact is the
@@ -249,6 +259,25 @@ def recall_by_rules(store: MemoryStore, request: SearchRequest, query_vector: np
                 break
             found[hit.memory_id] = max(found.get(hit.memory_id, 0.0), relevance)
     ranked = sorted(found.items(), key=lambda item: -item[1])  # stable: nearest first within one relevance
+    return PathResult([ScoredId(memory_id, relevance) for memory_id, relevance in ranked], _ms(started))
+
+
+def recall_by_graph(store: MemoryStore, request: SearchRequest, settings: RetrievalSettings) -> PathResult:
+    """The memories of the entities a question names (by name, alias or kinship term) and the memories behind their
+    relations, one hop; a chained question ("my brother's girlfriend") reaches the entities it chains to as well
+    (core/graph_recall.py). Each hit's score is the relevance the graph gives it, newest memories first."""
+    started = time.perf_counter()
+    user_id = request.scope.user_id
+    if settings.graph_limit <= 0 or not user_id or not isinstance(store, EntityStore):
+        return PathResult([], 0.0)
+    asked = asked_entities(request.query, store.graph(user_id))
+    found: dict[str, float] = {}
+    for entity_ids, relevance in ((asked.reached, settings.graph_relevance),
+                                  (asked.named, settings.graph_relevance * settings.graph_named_share)):
+        if entity_ids:
+            for memory_id in store.entity_memories(user_id, entity_ids, settings.graph_limit):
+                found.setdefault(memory_id, relevance)
+    ranked = sorted(found.items(), key=lambda item: -item[1])  # stable: newest first within one relevance
     return PathResult([ScoredId(memory_id, relevance) for memory_id, relevance in ranked], _ms(started))
 
 
@@ -475,13 +504,14 @@ def hybrid_search(store: MemoryStore, embedder: Embedder, request: SearchRequest
     vector = recall_by_vector(store, embedder, request, pool, settings.core_limit, query_vector)
     keyword = recall_by_keyword(store, request, pool)
     rules = recall_by_rules(store, request, vector.query_vector, settings)
+    graph = recall_by_graph(store, request, settings)
     started = time.perf_counter()
-    paths = {"vector": vector, "keyword": keyword, "rules": rules}
+    paths = {"vector": vector, "keyword": keyword, "rules": rules, "graph": graph}
     ranked = fuse_paths(store, embedder, request, paths, settings)
     if request.threshold is not None:
         ranked = [h for h in ranked if h.score >= request.threshold]
     ranked = without_covered_messages(ranked, request.top_k, request.query)
     timings = {"embed_ms": vector.embed_ms, "vector_ms": vector.elapsed_ms, "keyword_ms": keyword.elapsed_ms,
-               "rules_ms": rules.elapsed_ms, "fuse_ms": _ms(started)}
+               "rules_ms": rules.elapsed_ms, "graph_ms": graph.elapsed_ms, "fuse_ms": _ms(started)}
     return Retrieval(ranked[: request.top_k], {k: round(v, 3) for k, v in timings.items()},
                      {name: len(result.hits) for name, result in paths.items()})

@@ -20,6 +20,7 @@ from fastapi import APIRouter, Query, Request
 from jiyi.core.categories import parse_custom_categories
 from jiyi.errors import InvalidInput, NotFound, NotOffered
 from jiyi.filters import split_scope
+from jiyi.graph_view import all_relations, search_relations
 from jiyi.memory import AsyncMemory
 from jiyi.server.auth import AccessPolicy, Principal
 from jiyi.server.platform_schemas import (
@@ -286,11 +287,16 @@ async def list_v3(body: PlatformList, request: Request, m: MemoryDep, who: Calle
 @router.get("/v1/memories/", response_model=None, responses=answers(dict[str, list[PlatformItem]] | list[PlatformItem]))
 async def list_v1(request: Request, m: MemoryDep, who: Caller, user_id: str | None = None,
                   agent_id: str | None = None, run_id: str | None = None, app_id: str | None = None,
-                  limit: PageSize = None, output_format: str | None = None) -> Any:
-    """The older SDKs' get_all, ids as query parameters."""
+                  limit: PageSize = None, output_format: str | None = None, enable_graph: bool = False) -> Any:
+    """The older SDKs' get_all, ids as query parameters; with enable_graph, the user's current relations beside."""
     body = PlatformList(user_id=user_id, agent_id=agent_id, run_id=run_id, app_id=app_id)
     found = await _page(body, request, m, who, 1, limit or 100)
-    return found["results"] if output_format == "v1.0" else {"results": found["results"]}
+    if output_format == "v1.0":
+        return found["results"]
+    if enable_graph:
+        owner = Target(who, body).user_id
+        return {"results": found["results"], "relations": await asyncio.to_thread(all_relations, m.store, owner)}
+    return {"results": found["results"]}
 
 
 async def _search(body: PlatformSearch, m: AsyncMemory, mx: Any, who: Principal, cap: Any) -> Any:
@@ -302,8 +308,17 @@ async def _search(body: PlatformSearch, m: AsyncMemory, mx: Any, who: Principal,
     result = await m.search(body.query, **target.ids | {"filters": _list_filters(body, target)},
                             top_k=body.top_k or body.limit, threshold=body.threshold, rerank=body.rerank,
                             show_expired=body.show_expired)
+    listed = _listed(result["results"], body.output_format)
+    if body.enable_graph and isinstance(listed, dict):  # mem0's graph answer: relations beside the results
+        listed["relations"] = await asyncio.to_thread(search_relations, m.store, _named_user(target), body.query)
     mx.search_latency.observe(time.perf_counter() - started)
-    return _listed(result["results"], body.output_format)
+    return listed
+
+
+def _named_user(target: Target) -> str | None:
+    """The one user a request is about, at the top level or among its filters (mem0 v2 puts it there)."""
+    named = (target.filters or {}).get("user_id")
+    return target.user_id or (named if isinstance(named, str) else None)
 
 
 @router.post("/v3/memories/search/", response_model=None,

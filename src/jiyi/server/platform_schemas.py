@@ -55,6 +55,8 @@ class PlatformSearch(Entities):
     categories: list[str] | None = Field(default=None, description="mem0's categories: memories in any of them")
     show_expired: bool = False
     output_format: str | None = None
+    enable_graph: bool = Field(default=False, description="also answer `relations`: the user's relations among the "
+                                                         "entities the query names (mem0's graph memory)")
 
 
 class PlatformList(Entities):

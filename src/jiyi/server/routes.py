@@ -14,6 +14,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from jiyi.errors import Forbidden, InvalidInput, NotFound
 from jiyi.filters import split_scope
+from jiyi.graph_view import all_relations, search_relations
 from jiyi.memory import AsyncMemory, ReplayedAnswer
 from jiyi.server.auth import AccessPolicy, Principal, presented_key
 from jiyi.server.limits import RequestLimits
@@ -234,6 +235,8 @@ async def list_memories(
     show_expired: bool = False,
     include_messages: Annotated[bool, Query(description="also list the messages kept word for word as evidence "
                                                         "(category \"message\"); by default only memories")] = False,
+    enable_graph: Annotated[bool, Query(description="also answer `relations`: the user's current relations "
+                                                    "(mem0's graph memory)")] = False,
 ) -> dict[str, Any]:
     user_id = AccessPolicy.bind_user(who, user_id)
     agent_id = AccessPolicy.bind_agent(who, agent_id)
@@ -245,8 +248,11 @@ async def list_memories(
         page = await m.get_page(page_size=top_k or limit or 100, show_expired=show_expired,
                                 include_messages=include_messages, every_scope=True)
         return {"results": page["results"]}
-    return await m.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, top_k=top_k, limit=limit,
-                           show_expired=show_expired, include_messages=include_messages)
+    listed = await m.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, top_k=top_k, limit=limit,
+                             show_expired=show_expired, include_messages=include_messages)
+    if enable_graph:
+        listed["relations"] = await asyncio.to_thread(all_relations, m.store, user_id)
+    return listed
 
 
 @router.get("/memories/{memory_id}", tags=["memories"], response_model=None, responses=answers(MemoryItem, NOT_FOUND))
@@ -266,6 +272,10 @@ async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep, who: Caller, ca
         limit=body.limit, top_k=body.top_k, threshold=body.threshold, explain=body.explain,
         show_expired=body.show_expired, rerank=body.rerank,
     )
+    if body.enable_graph:
+        named = (body.filters or {}).get("user_id")  # mem0 v2 names the user among the filters
+        owner = user_id or (named if isinstance(named, str) else None)
+        result["relations"] = await asyncio.to_thread(search_relations, m.store, owner, body.query)
     mx.search_latency.observe(time.perf_counter() - started)
     return JSONResponse(result)  # already JSON's types: FastAPI's jsonable_encoder would walk it again
 

@@ -66,6 +66,8 @@ class SearchBody(_Body):
     explain: bool = False
     show_expired: bool = False
     rerank: bool | None = Field(None, description="false: skip the configured reranker for this search")
+    enable_graph: bool = Field(False, description="also answer `relations`: the user's relations among the entities "
+                                                  "the query names (mem0's graph memory)")
 
 
 class MemoryUpdate(_Body):
