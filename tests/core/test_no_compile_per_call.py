@@ -137,3 +137,29 @@ def test_a_term_pattern_is_compiled_once() -> None:
     assert not offline._term_pattern("Japan").search("User plans to visit Japanese gardens")
     assert offline._term_pattern("云南").search("用户打算下个月去云南旅行")
     assert offline._term_pattern.cache_info().maxsize is not None
+
+
+def test_entity_extraction_and_the_graph_lookup_compile_nothing_once_warm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Who-is-who extraction on the write path and the graph path's lookup of a question's entities on every search
+    (core/entities.py, core/graph_recall.py) use only patterns compiled at import."""
+    from datetime import UTC, datetime
+
+    from jiyi.core.entities import extract_change
+    from jiyi.core.graph_recall import asked_entities
+    from jiyi.stores.entities import Graph
+
+    def work() -> Graph:
+        graph = Graph()
+        said: list[str] = []
+        for user, _ in [*WARM_UP, *DIFFERENT]:
+            extract_change(user, graph, said, datetime(2026, 1, 1, tzinfo=UTC), ["m"])
+            said.append(user)
+        for question in ("How is Emma doing?", "我妹妹的男朋友是做什么的？", "what does my daughter like?"):
+            asked_entities(question, graph)
+        return graph
+
+    assert {"Emma", "小雨"} <= {e.name for e in work().entities.values()}
+    for i in range(600):  # more than re's cache holds (512): every pattern it had is gone
+        re.search(f"x{i}", "")
+    compiled = _compilations(monkeypatch, work)
+    assert compiled == [], f"{len(compiled)} patterns compiled per call, e.g. {compiled[:3]}"

@@ -59,6 +59,8 @@ _OWNER = r"(?P<owner>我们家的?|我家的?|我们的|我的|我们|我养的|
 _NAMING = re.compile(_OWNER + r"(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + r")(?P<call>叫做|名叫|叫|是)?")
 _IS_MY_PET = re.compile(r"^(?P<name>[A-Za-z]+|[\u4e00-\u9fff]{2,3})是(?P<owner>我们家|我家|我|我养)的?"
                         r"(?P<adj>[\u4e00-\u9fff]{0,2}?)(?P<term>" + _PET_TERMS + ")")
+# 我有个妹妹，叫小雨 / 我有一个表哥他叫阿杰: the name in the clause after the term
+_HAVE_ONE_CALLED = re.compile(r"我(?:还)?有(?:一)?个(?P<term>" + _KIN_TERMS + r")[，,\s]*(?:她|他)?(?:叫做|名叫|叫)")
 _CLAUSES = re.compile(r"[，,。．.！!？?；;：:～~…\s]+")
 _WORK = re.compile(r"(?:在|去|加入了?)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fffA-Za-z]{2,8}?)(?:那边|这边)?"
                    r"(?P<verb>干了|干|做|上班|工作|实习|打工|当|任职|报到|读书|读研|读博|读|上学|念书)")
@@ -256,6 +258,11 @@ def claims(text: str) -> list[Claim]:
         if first is not None and first[1] == "ns":
             place = first[0]
             found.append(Claim(named(m.group("org"), "organisation"), "located_in", named(place, "place")))
+    for m in _HAVE_ONE_CALLED.finditer(text):
+        name = _name_at(text[m.end():])
+        if name is not None:
+            term = m.group("term")
+            found.append(Claim(named(name, "person", term, f"我{term}"), KIN[term][0], ME))
     running = ME
     for clause in _CLAUSES.split(text):
         if not clause:
