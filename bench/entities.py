@@ -18,6 +18,10 @@ directory, the e5 embedder unless --embedder says otherwise) and each labelled q
 the graph path (retrieval.hybrid_search, RetrievalSettings.graph_limit 0 for "without"): per question kind and
 language, the share of questions with an evidence turn among the top k (any@k) and with all of them (all@k), for k
 3, 5 and 10, and the graph path's own time (p50 / p99 ms).
+
+With --latency N, the graph path alone (retrieval.recall_by_graph) on one user with N memories, 300 entities each
+mentioned by N/300 of them and 300 relations, in a SQLite file (and PostgreSQL with --pg URL): p50 / p99 ms over 300
+questions naming one entity each. Nothing is labelled there; it is the cost a search pays for the graph.
 """
 
 from __future__ import annotations
@@ -210,13 +214,58 @@ def summarise_questions(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def graph_latency(url: str, memories: int, embedder: Embedder) -> dict[str, float]:
+    from jiyi.core.retrieval import recall_by_graph
+    from jiyi.records import Event, HistoryEvent, MemoryRecord
+    from jiyi.stores.entities import GraphChange, GraphEntity, GraphRelation
+
+    store = build_store(url)
+    try:
+        store.bind_embedding(embedder.model_id, embedder.dims)
+        people = [GraphEntity("person", f"Person{i}", [f"Person{i}", f"nick{i}"]) for i in range(300)]
+        ids: list[str] = []
+        for start in range(0, memories, 1000):
+            records = [MemoryRecord(content=f"Person{i % 300} said thing {i}", scope=Scope(user_id="load"))
+                       for i in range(start, min(start + 1000, memories))]
+            store.insert(records, embedder.embed_documents([r.content for r in records]),
+                         [HistoryEvent(r.id, Event.ADD, None, r.content) for r in records])
+            ids += [r.id for r in records]
+        relations = [GraphRelation(p.id, "friend_of", "user", [ids[i]]) for i, p in enumerate(people)]
+        mentions = [(people[i % 300].id, memory_id) for i, memory_id in enumerate(ids)]
+        store.save_graph("load", GraphChange(people, relations, mentions), datetime.now(UTC))
+        settings = RetrievalSettings()
+        times = []
+        for i in range(300):
+            request = SearchRequest(f"how is Person{(i * 7) % 300} doing these days?", Scope(user_id="load"))
+            started = time.perf_counter()
+            found = recall_by_graph(store, request, settings)
+            times.append((time.perf_counter() - started) * 1000)
+            assert found.hits, "the graph path found nothing"
+        times.sort()
+        return {"memories": memories, "p50_ms": round(statistics.median(times), 3),
+                "p99_ms": round(times[int(0.99 * len(times))], 3)}
+    finally:
+        store.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "entities-dev.json")
     parser.add_argument("--retrieval", action="store_true", help="also search the questions with and without the graph")
     parser.add_argument("--embedder", default="e5")
+    parser.add_argument("--latency", type=int, default=0, help="time the graph path on one user with this many "
+                                                                 "memories")
+    parser.add_argument("--pg", help="with --latency: also on this (empty) PostgreSQL database")
     args = parser.parse_args(argv)
+    if args.latency:
+        hashing = build_embedder("hashing")
+        with tempfile.TemporaryDirectory() as folder:
+            timed = {"sqlite": graph_latency(f"sqlite:///{folder}/load.db", args.latency, hashing)}
+        if args.pg:
+            timed["postgres"] = graph_latency(args.pg, args.latency, hashing)
+        print(json.dumps(timed, indent=1))
+        return 0
     data = json.loads(args.data.read_text(encoding="utf-8"))
     report: dict[str, Any] = {"data": str(args.data.relative_to(ROOT.parent)) if args.data.is_relative_to(ROOT.parent)
                               else str(args.data), **evaluate(data["users"])}

@@ -26,7 +26,7 @@ def search_relations(store: object, user_id: str | None, query: str) -> list[dic
     """The current relations of the entities `query` names (and of those a chained question reaches)."""
     if not user_id or not isinstance(store, EntityStore):
         return []
-    graph = store.graph(user_id)
+    graph = store.current_graph(user_id)
     asked = asked_entities(query, graph)
     wanted = set(asked.named) | set(asked.reached)
     names = _names(graph, user_id)
@@ -37,6 +37,6 @@ def search_relations(store: object, user_id: str | None, query: str) -> list[dic
 def all_relations(store: object, user_id: str | None) -> list[dict[str, Any]]:
     if not user_id or not isinstance(store, EntityStore):
         return []
-    graph = store.graph(user_id)
+    graph = store.current_graph(user_id)
     names = _names(graph, user_id)
-    return [_shape(r, names, "target") for r in graph.relations if r.is_current]
+    return [_shape(r, names, "target") for r in graph.relations]

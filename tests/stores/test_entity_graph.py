@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
-from jiyi import InvalidInput
+from jiyi import InvalidInput, build_store
 from jiyi.embedders.base import Embedder
 from jiyi.records import Event, HistoryEvent, MemoryRecord, Scope
 from jiyi.stores.base import MemoryStore
@@ -129,3 +130,33 @@ def test_forget_graph_and_reset_remove_the_graph(store: MemoryStore, embedder: E
     assert graph.graph("alice").entities == {} and len(graph.graph("bob").entities) == 1
     store.reset()
     assert graph.graph("bob").entities == {} and graph.graph("bob").relations == []
+
+
+def test_the_current_graph_a_search_reads_follows_every_change(store: MemoryStore, embedder: Embedder) -> None:
+    graph = graph_store(store)
+    m1, m2 = put(store, embedder, "User lives in Denver"), put(store, embedder, "my cat Mochi")
+    denver, mochi = GraphEntity("place", "Denver", ["Denver"]), GraphEntity("pet", "Mochi", ["Mochi", "my cat"])
+    lives = GraphRelation(USER, "lives_in", denver.id, [m1])
+    graph.save_graph("alice", GraphChange([denver, mochi], [lives, GraphRelation(mochi.id, "pet_of", USER, [m2])]),
+                     T0)
+    assert {r.relation for r in graph.current_graph("alice").relations} == {"lives_in", "pet_of"}
+    assert graph.current_graph("alice").entities[mochi.id].aliases == ["Mochi", "my cat"]
+    lives.invalid_at = T0 + timedelta(days=1)
+    graph.save_graph("alice", GraphChange(relations=[lives]), T0 + timedelta(days=1))
+    assert {r.relation for r in graph.current_graph("alice").relations} == {"pet_of"}
+    delete(store, m2)
+    assert graph.current_graph("alice").relations == [] and mochi.id not in graph.current_graph("alice").entities
+    assert graph.current_graph("bob").entities == {}
+
+
+def test_a_sqlite_file_written_by_another_process_is_read_again(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    reader, writer = build_store(f"sqlite:///{path}"), build_store(f"sqlite:///{path}")
+    try:
+        assert isinstance(reader, EntityStore) and isinstance(writer, EntityStore)
+        assert reader.current_graph("alice").entities == {}
+        writer.save_graph("alice", GraphChange([GraphEntity("person", "Lena")]), T0)
+        assert [e.name for e in reader.current_graph("alice").entities.values()] == ["Lena"]
+    finally:
+        reader.close()
+        writer.close()

@@ -23,7 +23,7 @@ from datetime import datetime
 from jiyi.core import entity_rules_en, entity_rules_zh
 from jiyi.core.entity_claims import Claim, Ref
 from jiyi.core.facts import is_chinese
-from jiyi.stores.entities import USER, Graph, GraphChange, GraphEntity, GraphRelation
+from jiyi.stores.entities import USER, Graph, GraphChange, GraphEntity, GraphRelation, search_forms
 
 # A subject has one of these at a time: a new one closes the current one with another target.
 SINGLE_VALUED = frozenset({"lives_in", "works_at", "studies_at", "interns_at"})
@@ -200,8 +200,7 @@ def find_mentions(text: str, graph: Graph) -> list[tuple[str, int, int]]:
     longest form wins where two overlap ("my older brother" over "brother"). Plain substring search: nothing is
     compiled, so the read path can run it on every question."""
     folded = text.casefold()
-    forms = sorted(((form.casefold(), e.id) for e in graph.entities.values() for form in e.surface_forms()
-                    if len(form) >= 2), key=lambda f: -len(f[0]))
+    forms = graph.frozen_forms if graph.frozen_forms is not None else search_forms(graph)
     found: list[tuple[str, int, int]] = []
     for form, entity_id in forms:
         start = folded.find(form)

@@ -270,7 +270,7 @@ def recall_by_graph(store: MemoryStore, request: SearchRequest, settings: Retrie
     user_id = request.scope.user_id
     if settings.graph_limit <= 0 or not user_id or not isinstance(store, EntityStore):
         return PathResult([], 0.0)
-    asked = asked_entities(request.query, store.graph(user_id))
+    asked = asked_entities(request.query, store.current_graph(user_id))
     found: dict[str, float] = {}
     for entity_ids, relevance in ((asked.reached, settings.graph_relevance),
                                   (asked.named, settings.graph_relevance * settings.graph_named_share)):

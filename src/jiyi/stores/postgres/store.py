@@ -555,6 +555,10 @@ class PostgresStore:
         with self._connection() as db:
             return graph_tables.read_graph(db, graph_tables.POSTGRES, user_id)
 
+    def current_graph(self, user_id: str) -> Graph:
+        with self._connection() as db:
+            return graph_tables.read_current_graph(db, graph_tables.POSTGRES, user_id)
+
     def save_graph(self, user_id: str, change: GraphChange, when: datetime) -> None:
         with self._write() as db:
             graph_tables.save_graph(db, graph_tables.POSTGRES, user_id, change, when)
