@@ -34,8 +34,9 @@ import numpy as np
 
 from jiyi import tracing
 from jiyi.categorizing import Categorizer
-from jiyi.core import llm_memory, offline
+from jiyi.core import llm_entities, llm_memory, offline
 from jiyi.core.categories import Taxonomy, default_taxonomy
+from jiyi.core.entity_claims import Claim
 from jiyi.core.episodes import stamp_summary, summarize_offline
 from jiyi.core.facts import Candidate, Decision, Fact, slot_filter, slot_tag
 from jiyi.core.forget_request import ForgetRequest, forget_request
@@ -425,9 +426,31 @@ class WritePath:
         facts = [a.memory_id for a in applied if a.event in (Event.ADD, Event.UPDATE, Event.NONE)]
         try:
             earlier = await self._io(self._earlier_user_messages, turn)
-            await self._io(remember_entities, self._entities, turn.scope, messages, earlier, facts)
+            claims = await self._entity_claims(turn, messages, earlier)
+            await self._io(remember_entities, self._entities, turn.scope, messages, earlier, facts, claims)
         except Exception:
             log.exception("turn %s: the entity graph was not updated", turn.id)
+
+    async def _entity_claims(self, turn: TurnRecord, messages: Sequence[StoredMessage],
+                             earlier: list[str]) -> dict[str, list[Claim]]:
+        """With an LLM, its reading of each user message (by message id); a message it fails on is left to the
+        rules, as facts are."""
+        if self.llm is None or turn.extractor != "llm" or self._entities is None or not turn.scope.user_id:
+            return {}
+        graph = await self._io(self._entities.current_graph, turn.scope.user_id)
+        claims: dict[str, list[Claim]] = {}
+        recent = list(earlier)
+        for message in messages:
+            if message.role != "user" or not message.content.strip():
+                continue
+            try:
+                claims[message.id] = await llm_entities.extract_entity_claims(
+                    self.llm, message.content, graph, recent, timeout=self.settings.llm_timeout)
+            except LLMError as exc:
+                log.warning("turn %s: entity extraction by the LLM failed (%s); the rules read the message",
+                            turn.id, exc)
+            recent.append(message.content)
+        return claims
 
     def _earlier_user_messages(self, turn: TurnRecord) -> list[str]:
         recent = self.store.list_messages(turn.scope, 40)

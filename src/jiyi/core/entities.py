@@ -163,10 +163,11 @@ class _Resolver:
 
 
 def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: datetime,
-                   memory_ids: Sequence[str]) -> GraphChange:
+                   memory_ids: Sequence[str], claims: Sequence[Claim] | None = None) -> GraphChange:
     """What one user message changes in the user's graph. `graph` is updated in place (so a caller going turn by
     turn keeps it current); `recent_texts`: the user's messages before this one, oldest first, for pronouns;
-    `memory_ids`: the memories written from this message, which the relations and mentions point to."""
+    `memory_ids`: the memories written from this message, which the relations and mentions point to; `claims`: what
+    an LLM read in the message (core/llm_entities.py), the rules' when None."""
     resolver = _Resolver(graph, when, list(memory_ids))
     for earlier in recent_texts[-4:]:
         for entity_id in resolver.mentions(earlier):
@@ -177,7 +178,7 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
     for word in pronouns_in(text):  # "he bombed his exam": a memory about Arjun that never says his name
         if (meant := resolver.pronoun(word)) is not None:
             named.add(meant)
-    for claim in claims_in(text):
+    for claim in claims_in(text) if claims is None else claims:
         subject = resolver.resolve(claim.subject)
         obj = resolver.resolve(claim.object) if claim.object is not None else None
         for end in (subject, obj):
