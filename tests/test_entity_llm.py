@@ -41,7 +41,7 @@ def test_what_the_model_reads_goes_into_the_graph(store: MemoryStore, embedder: 
                                {"source": "小雅", "relation": "Works At!", "target": "美团"},
                                {"source": "Nobody", "relation": "friend_of", "target": "USER"}],
                  "ended": []})
-    memory = Memory(store, embedder, llm=llm)
+    memory = Memory(store, embedder, llm=llm, config={"llm_entities": True})
     try:
         memory.add("我表姐小雅在美团干了三年了", user_id="u")
         assert relations(store, "u") == {("小雅", "cousin_of", USER), ("小雅", "works_at", "美团")}
@@ -52,11 +52,23 @@ def test_what_the_model_reads_goes_into_the_graph(store: MemoryStore, embedder: 
 
 
 def test_a_failing_model_leaves_the_message_to_the_rules(store: MemoryStore, embedder: Embedder) -> None:
-    memory = Memory(store, embedder, llm=model(LLMError("the model is down")))
+    memory = Memory(store, embedder, llm=model(LLMError("the model is down")), config={"llm_entities": True})
     try:
         out = memory.add("My wife Lena is an architect", user_id="u")
         assert out["results"]
         assert relations(store, "u") == {("Lena", "wife_of", USER)}
+    finally:
+        memory.close()
+
+
+def test_without_the_setting_the_rules_read_and_the_model_is_not_asked(store: MemoryStore,
+                                                                       embedder: Embedder) -> None:
+    llm = model({"entities": [], "relations": [], "ended": []})
+    memory = Memory(store, embedder, llm=llm)
+    try:
+        memory.add("My wife Lena is an architect", user_id="u")
+        assert relations(store, "u") == {("Lena", "wife_of", USER)}
+        assert not any("people and things in one user's life" in c.prompt for c in llm.calls)
     finally:
         memory.close()
 

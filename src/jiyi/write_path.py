@@ -136,6 +136,9 @@ class WriteSettings:
     decision_attempts: int = 3  # an LLM decision made again when the memories it saw changed meanwhile
     boost: float = 0.3  # importance a memory gains when it shaped a reply
     repeat_boost: float = 0.15  # importance a memory gains when it is said again on another day
+    # Who is who (entity_path.py): the rules read each user message; with this, a configured LLM does (one more call
+    # a user message; core/llm_entities.py), the rules standing in where it fails.
+    llm_entities: bool = False
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> WriteSettings:
@@ -435,7 +438,8 @@ class WritePath:
                              earlier: list[str]) -> dict[str, list[Claim]]:
         """With an LLM, its reading of each user message (by message id); a message it fails on is left to the
         rules, as facts are."""
-        if self.llm is None or turn.extractor != "llm" or self._entities is None or not turn.scope.user_id:
+        if not self.settings.llm_entities or self.llm is None or turn.extractor != "llm" or \
+                self._entities is None or not turn.scope.user_id:
             return {}
         graph = await self._io(self._entities.current_graph, turn.scope.user_id)
         claims: dict[str, list[Claim]] = {}
