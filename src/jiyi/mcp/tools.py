@@ -105,8 +105,8 @@ FILTERS = {
                     "operators eq ne gt gte lt lte in nin contains icontains, and {\"AND\": […]}, {\"OR\": […]}, "
                     "{\"NOT\": …}. With an admin key, name the user here: {\"user_id\": \"alice\"}."),
 }
-ENABLE_GRAPH = {"type": "boolean", "description": "Accepted for mem0 compatibility and ignored: jiyi has no graph "
-                                                  "store."}
+ENABLE_GRAPH = {"type": "boolean", "description": "Accepted for mem0 compatibility and ignored here: these tools do "
+                                                  "not answer relations yet (the REST API does)."}
 
 
 def jiyi_tools(max_text_chars: int, max_query_chars: int) -> list[ToolSpec]:
