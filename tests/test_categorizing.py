@@ -121,3 +121,42 @@ def test_a_memory_made_of_others_takes_their_most_common_categories() -> None:
         ["sports", "health"]
     assert shared_categories([member("food"), member("travel"), member("music")]) == ["food", "travel"]
     assert shared_categories([member(), member()]) == []
+
+
+class CountingEmbedder:
+    """The hashing embedder, counting the texts it embeds as queries (how prototypes are made)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.queries = inner, 0
+        self.model_id, self.dims = f"{inner.model_id}-counted-{id(self)}", inner.dims
+
+    def embed_documents(self, texts: list[str]) -> object:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> object:
+        self.queries += 1
+        return self.inner.embed_query(text)
+
+    def embed_queries(self, texts: list[str]) -> object:
+        self.queries += len(texts)
+        return [self.inner.embed_query(text) for text in texts]
+
+
+def test_prototypes_are_made_once_a_process_and_kept_in_the_store(tmp_path: object) -> None:
+    """A second store in the same process takes the prototypes already made; a process with none at hand (the shared
+    ones dropped) reads them from the store that kept them, embedding nothing."""
+    import jiyi.categorizing as categorizing
+    from jiyi import build_embedder, build_store
+    from jiyi.categorizing import Categorizer
+
+    counted = CountingEmbedder(build_embedder("hashing"))
+    first = build_store(f"sqlite:///{tmp_path}/a.db")
+    Categorizer(counted, first).prepare()  # type: ignore[arg-type]
+    made = counted.queries
+    assert made > 100  # mem0's taxonomy: one per description and example
+    Categorizer(counted, build_store(f"sqlite:///{tmp_path}/b.db")).prepare()  # type: ignore[arg-type]
+    assert counted.queries == made
+    with categorizing._SHARED_LOCK:
+        categorizing._SHARED.clear()  # as a new process starts
+    Categorizer(counted, first).prepare()  # type: ignore[arg-type]
+    assert counted.queries == made

@@ -37,6 +37,26 @@ def _decode(text: str, shape: Sequence[int]) -> np.ndarray:
     return np.frombuffer(base64.b64decode(text), dtype=np.float32).reshape(shape).copy()
 
 
+# Prototypes depend only on the model and the taxonomy: every Categorizer of a process (a server's, a script's many
+# Memory objects, a test suite's) shares those already made, so a new store does not embed mem0's 182 texts again
+# (seconds with e5).
+_SHARED: OrderedDict[tuple[str, str], Prototypes] = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared(key: tuple[str, str]) -> Prototypes | None:
+    with _SHARED_LOCK:
+        return _SHARED.get(key)
+
+
+def _share(key: tuple[str, str], prototypes: Prototypes) -> None:
+    with _SHARED_LOCK:
+        _SHARED[key] = prototypes
+        _SHARED.move_to_end(key)
+        while len(_SHARED) > KEPT_TAXONOMIES:
+            _SHARED.popitem(last=False)
+
+
 class Categorizer:
     def __init__(self, embedder: Embedder, store: MemoryStore | None = None) -> None:
         """`embedder`: the one the facts' vectors come from (its prototypes must be in the same space). `store`: where
@@ -64,7 +84,8 @@ class Categorizer:
             if found is not None:
                 self._kept.move_to_end(key)
                 return found
-            found = self._load(key) or self._embed(taxonomy, key)
+            found = _shared(key) or self._load(key) or self._embed(taxonomy, key)
+            _share(key, found)
             self._kept[key] = found
             while len(self._kept) > KEPT_TAXONOMIES:
                 self._kept.popitem(last=False)
