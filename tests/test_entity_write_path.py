@@ -62,3 +62,20 @@ def test_a_failing_graph_update_is_logged_and_the_turn_lands(memory: Memory, mon
     assert out["results"] and memory.get_all(user_id="ana")["results"]
     assert "entity graph was not updated" in caplog.text
     assert graph_of(memory, "ana") == ({USER: USER}, set())
+
+
+def test_memories_kept_as_said_build_the_graph_too(memory: Memory) -> None:
+    """infer=False (mem0's "store it as given", and how bulk imports and LoCoMo's mem0 ingestion add): each message is
+    the memory, and who is who comes from it all the same; the relation cites that memory, so deleting it removes the
+    relation."""
+    kept = memory.add("My older brother Arjun just started law school at UChicago", user_id="ana", infer=False)
+    memory.add("he bombed his first contracts exam", user_id="ana", infer=False)
+    names, relations = graph_of(memory, "ana")
+    assert {("Arjun", "brother_of", USER), ("Arjun", "studies_at", "UChicago")} <= relations
+    store = memory.store
+    assert isinstance(store, EntityStore)
+    arjun = next(e for e, n in names.items() if n == "Arjun")
+    about_arjun = {memory.get(i)["memory"] for i in store.entity_memories("ana", [arjun], 10)}
+    assert "he bombed his first contracts exam" in about_arjun
+    memory.delete(kept["results"][0]["id"])
+    assert ("Arjun", "brother_of", USER) not in graph_of(memory, "ana")[1]

@@ -17,6 +17,7 @@ from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import ChatMessage, in_conversation
 from jiyi.embedders.base import Embedder
 from jiyi.embedders.scheduler import embedding_lane
+from jiyi.entity_path import RECENT_MESSAGES, remember_entities
 from jiyi.errors import Conflict, InvalidInput, NotFound
 from jiyi.filters import Node
 from jiyi.lifecycle import spill_working_memory
@@ -35,6 +36,7 @@ from jiyi.records import (
     revise,
 )
 from jiyi.stores.base import MemoryStore
+from jiyi.stores.entities import EntityStore
 from jiyi.turn_jobs import lane_of
 
 log = logging.getLogger(__name__)
@@ -90,13 +92,15 @@ class MemoryEdits:
         party's message before it (core.messages.in_conversation)."""
         now = self.clock()
         stored = stored_messages(parsed, scope, metadata, turn_time, now)
-        earlier = self.store.list_messages(scope, limit=1)  # before this turn's messages are stored
+        earlier = self.store.list_messages(scope, limit=RECENT_MESSAGES * 4)  # before this turn's are stored
         self.store.add_messages(stored)
         records = []
         embed_texts = []
+        said: list[StoredMessage] = []  # the message each record keeps
         for message, raw, text in zip(parsed, stored, in_conversation(earlier + stored)[len(earlier):], strict=True):
             if message.role == "system" or not message.content.strip():
                 continue
+            said.append(raw)
             embed_texts.append(text)
             records.append(MemoryRecord(
                 content=message.content.strip(), scope=scope, actor_id=message.name, role=message.role,
@@ -114,12 +118,28 @@ class MemoryEdits:
                                                                 vectors), strict=True):
             record.categories = categories
         self.store.insert(records, vectors, [history_row(Event.ADD, r, now) for r in records])
+        self._remember_entities(scope, said, records, [m.content for m in earlier if m.role == "user"])
         spill_working_memory(self.store, scope, self.lifecycle, now)
         return {"results": [
             {"id": r.id, "memory": r.content, "event": Event.ADD.value, "actor_id": r.actor_id, "role": r.role,
              "memory_type": r.memory_type.value}
             for r in records
         ]}
+
+    def _remember_entities(self, scope: Scope, said: list[StoredMessage], records: list[MemoryRecord],
+                           earlier: list[str]) -> None:
+        """Who is who from messages kept as they were said, as the write path does for a turn's facts
+        (entity_path.py): each message's entities and relations cite the memory that keeps it. An error is logged;
+        the memories stay."""
+        if not isinstance(self.store, EntityStore) or not scope.user_id:
+            return
+        try:
+            for message, record in zip(said, records, strict=True):
+                remember_entities(self.store, scope, [message], earlier, [record.id], with_evidence=False)
+                if message.role == "user":
+                    earlier = [*earlier, message.content][-RECENT_MESSAGES:]
+        except Exception:
+            log.exception("the entity graph was not updated for %d memories kept as said", len(records))
 
     def categorize(self, custom: list[dict[str, str]] | None, texts: list[str],
                    vectors: np.ndarray) -> list[list[str]]:

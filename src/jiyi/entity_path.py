@@ -20,11 +20,12 @@ RECENT_MESSAGES = 4  # the user's earlier messages read for "she" / "他" (as th
 
 def remember_entities(store: EntityStore, scope: Scope, messages: Sequence[StoredMessage],
                       earlier: Sequence[str], memory_ids: Sequence[str],
-                      claims: Mapping[str, Sequence[Claim]] | None = None) -> int:
+                      claims: Mapping[str, Sequence[Claim]] | None = None, *, with_evidence: bool = True) -> int:
     """Update the user's graph from the user's `messages` of one turn; `earlier`: the user's messages before it,
     oldest first; `memory_ids`: the facts the turn wrote; `claims`: an LLM's reading of each message (by message
     id; the rules read the others). Each message's relations and mentions point to those facts and to the message's
-    own evidence record. Returns how many entities and relations changed."""
+    own evidence record (`with_evidence=False`: a message kept as the memory itself, infer=False, has none). Returns
+    how many entities and relations changed."""
     if not scope.user_id:
         return 0  # the graph is a user's: an agent's or a run's own memories have none
     graph = store.graph(scope.user_id)
@@ -34,7 +35,8 @@ def remember_entities(store: EntityStore, scope: Scope, messages: Sequence[Store
         if message.role != "user" or not message.content.strip():
             continue
         when = message.created_at
-        change = extract_change(message.content, graph, recent, when, [*memory_ids, evidence_id(message.id)],
+        supports = [*memory_ids, evidence_id(message.id)] if with_evidence else list(memory_ids)
+        change = extract_change(message.content, graph, recent, when, supports,
                                 (claims or {}).get(message.id))
         if change:
             store.save_graph(scope.user_id, change, when)

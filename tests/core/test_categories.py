@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+import jiyi.categorizing as categorizing
 from jiyi import InvalidInput, build_embedder, build_store
 from jiyi.categorizing import Categorizer
 from jiyi.core.categories import (
@@ -148,15 +149,22 @@ class CountingEmbedder(HashingEmbedder):
         return super().embed_documents(texts)
 
 
+def forget_shared_prototypes() -> None:
+    with categorizing._SHARED_LOCK:
+        categorizing._SHARED.clear()
+
+
 def test_prototype_vectors_are_made_once_per_store_and_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
     store = build_store(f"sqlite:///{tmp_path / 'c.db'}")
     store.bind_embedding("hashing:v1-256", 256)
     embedder = CountingEmbedder()
+    forget_shared_prototypes()  # as a new process starts: another test may have made them in this one
     first = Categorizer(embedder, store)
     taxonomy = first.prepare()
     assert embedder.embedded == len(taxonomy.prototypes)
     first.prepare()
     assert embedder.embedded == len(taxonomy.prototypes)  # kept in memory
+    forget_shared_prototypes()
     again = Categorizer(embedder, store)  # another process on the same store
     assert np.array_equal(again.prototypes(taxonomy).centroids, first.prototypes(taxonomy).centroids)
     assert embedder.embedded == len(taxonomy.prototypes)  # read back, not embedded again
