@@ -101,6 +101,10 @@ FIGURES: list[tuple[str, str, str]] = [
      "{results/both/en/main:.3f}), one of the memory's for {results/both/all/any:.3f}, "
      "{results/both/ms_per_fact:.3f} ms of CPU a fact"),
     ("docs/benchmarks.md", "categories.json", "the dev half of `category_eval.json` ({items} memories)"),
+    ("docs/benchmarks.md", "categories-holdout.json",
+     "(`category_eval_holdout.json`, {items} memories, run once, `categories-holdout.json`): the main category "
+     "right for {results/both/all/main:.3f} (Chinese {results/both/zh/main:.3f}, English "
+     "{results/both/en/main:.3f}), one of the memory's for {results/both/all/any:.3f}."),
     ("docs/benchmarks.md", "scale.json",
      "| search in process, query embedding included | {results/1/search_inproc_ms/p50:.1f} / "
      "{results/1/search_inproc_ms/p99:.1f} | {results/4/search_inproc_ms/p50:.1f} / "
