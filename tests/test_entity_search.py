@@ -71,3 +71,26 @@ def test_enable_graph_answers_mem0s_relations(client: httpx.Client) -> None:
     assert {"source": "Arjun", "relationship": "studies_at", "target": "UChicago"} in listed["relations"]
     other = client.post("/v1/memories/search/", json={"query": "Arjun", "user_id": "bob", "enable_graph": True})
     assert other.json()["relations"] == []
+
+
+def test_the_graph_path_keeps_to_the_searchs_scope_and_filters(memory: Memory) -> None:
+    """The graph is the user's, but a search may ask for one agent's memories, or filter them: the graph brings no
+    memory the search's own scope and filters leave out (nor an expired one)."""
+    said = memory.add("My older brother Arjun just started law school at UChicago", user_id="ana",
+                      agent_id="tutor", infer=False, metadata={"topic": "family"})["results"][0]["id"]
+    store = memory.store
+    settings = RetrievalSettings()
+
+    def graph(scope: Scope, filters: dict[str, object] | None = None) -> list[str]:
+        from jiyi.filters import parse_filters
+
+        request = SearchRequest("How is Arjun doing?", scope, where=parse_filters(filters))
+        return [hit.memory_id for hit in recall_by_graph(store, request, settings).hits]
+
+    assert graph(Scope("ana")) == [said]
+    assert graph(Scope("ana", agent_id="tutor")) == [said]
+    assert graph(Scope("ana", agent_id="coach")) == []  # another agent's memories stay its own
+    assert graph(Scope("ana"), {"topic": "family"}) == [said]
+    assert graph(Scope("ana"), {"topic": "work"}) == []
+    found = memory.search("How is Arjun doing?", user_id="ana", agent_id="coach")["results"]
+    assert said not in [hit["id"] for hit in found]

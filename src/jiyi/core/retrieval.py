@@ -41,7 +41,7 @@ from jiyi.core.lexicon import Lexicon, lexicon
 from jiyi.core.ranking import RankingWeights
 from jiyi.core.speakers import other_speakers
 from jiyi.embedders.base import Calibration, Embedder
-from jiyi.filters import Logic, Node, parse_filters
+from jiyi.filters import Logic, Node, matches, parse_filters
 from jiyi.records import Category, MemoryRecord, Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore, ScoredId
 from jiyi.stores.entities import EntityStore
@@ -277,8 +277,22 @@ def recall_by_graph(store: MemoryStore, request: SearchRequest, settings: Retrie
         if entity_ids:
             for memory_id in store.entity_memories(user_id, entity_ids, settings.graph_limit):
                 found.setdefault(memory_id, relevance)
-    ranked = sorted(found.items(), key=lambda item: -item[1])  # stable: newest first within one relevance
+    # The graph is the user's; the search may be narrower (an agent's or a run's memories, a filter, live ones only),
+    # as the other paths' store queries are: what does not fit is not a candidate.
+    records = store.get_many(list(found)) if found else {}
+    now = request.now or utcnow()
+    fits = {memory_id for memory_id, record in records.items()
+            if _in_scope(record.scope, request.scope) and matches(request.where, record)
+            and (request.include_expired or record.expiration_date is None or record.expiration_date > now)}
+    ranked = sorted(((memory_id, relevance) for memory_id, relevance in found.items() if memory_id in fits),
+                    key=lambda item: -item[1])  # stable: newest first within one relevance
     return PathResult([ScoredId(memory_id, relevance) for memory_id, relevance in ranked], _ms(started))
+
+
+def _in_scope(scope: Scope, asked: Scope) -> bool:
+    """Whether a memory of `scope` is in the scope a search asked for: each id it gives must be the memory's (as the
+    stores' scope clauses read it)."""
+    return all(getattr(scope, key) == value for key, value in asked.as_dict().items())
 
 
 def only_asks(text: str) -> bool:
