@@ -4,6 +4,8 @@ and the user's message, sent once, is kept once."""
 
 from __future__ import annotations
 
+import time
+
 from tests.sillytavern.browser import StUser
 from tests.sillytavern.fake_llm import FakeLLM, system_text
 from tests.sillytavern.services import JiyiServer
@@ -33,6 +35,11 @@ def test_a_swiped_away_reply_leaves_no_memory(alice: StUser, llm: FakeLLM, jiyi:
     assert DISCARDED not in texts and KEPT in texts, texts
     said = jiyi.wait_gone("alice", agent, "可以听雨声", messages=True)  # the discarded reply, word for word
     assert not any("可以听雨声" in text for text in said), said
+    # The resent turn's messages are kept as evidence after its facts: wait for its reply to be kept, then count.
+    deadline = time.monotonic() + 20
+    while not any("可以出去玩" in text for text in said) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        said = [m["memory"] for m in jiyi.memories("alice", agent, messages=True)]
     assert said.count("你最喜欢什么天气？") == 1, said  # the swipe re-sent it: kept once
 
     mark = llm.mark()
