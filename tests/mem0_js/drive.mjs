@@ -13,6 +13,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 import { blocked, sdk } from "./loopback.mjs";
+import { recorder } from "./record.mjs";
 
 const { MemoryClient } = sdk;
 
@@ -33,30 +34,8 @@ for (const name of ["url", "admin-key", "alice-key", "bob-key", "limited-url", "
 const installed = new URL("./node_modules/mem0ai/package.json", import.meta.url);
 const out = { sdkVersion: JSON.parse(readFileSync(installed, "utf8")).version };
 
-// A thrown error as data: its class (checked with instanceof against the SDK's exports, not only by name).
-function thrown(error) {
-  const classes = ["MemoryNotFoundError", "AuthenticationError", "RateLimitError", "MemoryQuotaExceededError",
-    "ValidationError", "NetworkError", "MemoryError"];
-  return {
-    error: error?.constructor?.name ?? typeof error,
-    name: error?.name,
-    instanceOf: classes.filter((cls) => error instanceof sdk[cls]),
-    errorCode: error?.errorCode ?? null,
-    message: String(error?.message ?? error),
-  };
-}
-
-// Runs one call and records its answer (or its error) under `label`; returns the answer, or undefined if it threw.
-async function call(label, fn) {
-  try {
-    const value = await fn();
-    out[label] = value === undefined ? null : value;
-    return value;
-  } catch (error) {
-    out[label] = thrown(error);
-    return undefined;
-  }
-}
+const { call, thrown } = recorder(out, ["MemoryNotFoundError", "AuthenticationError", "RateLimitError",
+  "MemoryQuotaExceededError", "ValidationError", "NetworkError", "MemoryError"]);
 
 const client = (apiKey, host = args.url) => new MemoryClient({ apiKey, host });
 const alice = client(args["alice-key"]);

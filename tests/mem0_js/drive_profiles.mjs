@@ -8,6 +8,7 @@
 import { parseArgs } from "node:util";
 
 import { blocked, sdk } from "./loopback.mjs";
+import { recorder } from "./record.mjs";
 
 const { MemoryClient } = sdk;
 
@@ -20,26 +21,7 @@ for (const name of ["url", "alice-key", "bob-key"]) {
 
 const out = {};
 
-function thrown(error) {
-  const classes = ["MemoryNotFoundError", "AuthenticationError", "ValidationError", "MemoryError"];
-  return {
-    error: error?.constructor?.name ?? typeof error,
-    instanceOf: classes.filter((cls) => error instanceof sdk[cls]),
-    errorCode: error?.errorCode ?? null,
-    message: String(error?.message ?? error),
-  };
-}
-
-async function call(label, fn) {
-  try {
-    const value = await fn();
-    out[label] = value === undefined ? null : value;
-    return value;
-  } catch (error) {
-    out[label] = thrown(error);
-    return undefined;
-  }
-}
+const { call } = recorder(out, ["MemoryNotFoundError", "AuthenticationError", "ValidationError", "MemoryError"]);
 
 const alice = new MemoryClient({ apiKey: args["alice-key"], host: args.url });
 const bob = new MemoryClient({ apiKey: args["bob-key"], host: args.url });
