@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +89,64 @@ def test_sees_writes_of_another_process(tmp_path: Path) -> None:
     new_id = other.stdout.strip()
     assert store.vector_search(Scope("u"), query, 1)[0].memory_id == new_id
 
+
+
+def test_word_counts_follow_every_write_that_changes_the_index_and_only_those(tmp_path: Path) -> None:
+    """document_frequencies and keyword search read the vocabulary through a cache (stores/sqlite/vocabulary.py):
+    each write that changes what the index holds must show at the next read, and a write that does not (access
+    counts) must not empty the cache."""
+    embedder = build_embedder("hashing")
+    store = SqliteStore(tmp_path / "m.db")
+    store.bind_embedding(embedder.model_id, embedder.dims)
+
+    def add(content: str) -> MemoryRecord:
+        record = MemoryRecord(content=content, scope=Scope("u"))
+        store.insert([record], embedder.embed_documents([content]), [])
+        return record
+
+    def penguins() -> int:
+        return store.document_frequencies(["penguin", "企鹅"])[0].get("penguin", 0)
+
+    def stamp() -> str:
+        return store._db.execute("SELECT value FROM meta WHERE key = 'vocabulary_stamp'").fetchone()[0]
+
+    first = add("penguins waddle")
+    assert penguins() == 1
+    second = add("more penguins at the zoo")
+    assert penguins() == 2
+    assert store.document_frequencies(["企鹅"]) == ({}, 2)
+    assert [h.memory_id for h in store.keyword_search(Scope("u"), ["企鹅"], 5)] == []
+    third = add("动物园的企鹅")
+    assert store.document_frequencies(["企鹅"]) == ({"企鹅": 1}, 3)
+    assert [h.memory_id for h in store.keyword_search(Scope("u"), ["企鹅"], 5)] == [third.id]
+
+    before = stamp()
+    store.record_access([first.id, second.id], datetime.now(UTC))
+    assert stamp() == before  # the counts stay cached
+
+    store.update(replace(second, content="more seals at the zoo"), None, None)
+    assert penguins() == 1
+    when = datetime.now(UTC)
+    store.soft_delete(first.id, "test", HistoryEvent(first.id, Event.DELETE, "penguins waddle", None), when)
+    assert penguins() == 0
+    assert store.keyword_search(Scope("u"), ["penguin"], 5) == []
+    store.restore(first.id, HistoryEvent(first.id, Event.ADD, None, "penguins waddle"), when)
+    assert penguins() == 1
+    assert [h.memory_id for h in store.keyword_search(Scope("u"), ["penguin"], 5)] == [first.id]
+    store.reset()
+    assert store.document_frequencies(["penguin", "企鹅"]) == ({}, 0)
+
+
+def test_word_counts_follow_another_process_s_writes(tmp_path: Path) -> None:
+    embedder = build_embedder("hashing")
+    path = tmp_path / "shared.db"
+    store = SqliteStore(path)
+    store.bind_embedding(embedder.model_id, embedder.dims)
+    assert store.document_frequencies(["penguin"]) == ({}, 0)  # cached: no memory holds it
+    assert store.keyword_search(Scope("u"), ["penguin"], 5) == []
+    other = subprocess.run([sys.executable, "-c", _WRITER, str(path)], capture_output=True, text=True, check=True)
+    assert store.document_frequencies(["penguin"]) == ({"penguin": 1}, 1)
+    assert [h.memory_id for h in store.keyword_search(Scope("u"), ["penguin"], 5)] == [other.stdout.strip()]
 
 def test_vector_cache_is_bounded_and_still_correct(tmp_path: Path) -> None:
     embedder = build_embedder("hashing")

@@ -48,6 +48,7 @@ from jiyi.stores.base import (
     Vitals,
 )
 from jiyi.stores.entities import Graph, GraphChange, GraphEvent
+from jiyi.stores.sqlite import vocabulary
 from jiyi.stores.sqlite.codec import (
     MEMORY_COLUMNS,
     TURN_COLUMNS,
@@ -287,6 +288,7 @@ class SqliteStore:
         # Each user's current graph as searches read it (current_graph), dropped on any graph write here and, with the
         # vectors, when another process wrote to the file.
         self._graphs: OrderedDict[str, Graph] = OrderedDict()
+        self._vocabulary = vocabulary.Vocabulary()  # kept while the index's stamp stands: see its module
         self._data_version = self._read_data_version()
         binding = self._meta("embedding_model")
         if binding:
@@ -362,6 +364,12 @@ class SqliteStore:
             "INSERT INTO memory_fts(rowid, terms, chars, scope) VALUES (?, ?, ?, ?)",
             (rowid, analyzed.terms, analyzed.chars, _scope_tokens(record.scope)),
         )
+        vocabulary.stamp(db)
+
+    @staticmethod
+    def _unindex(db: sqlite3.Connection, rowid: int) -> None:
+        db.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+        vocabulary.stamp(db)
 
     @store_call("insert")
     def insert(self, records: Sequence[MemoryRecord], vectors: np.ndarray, history: Sequence[HistoryEvent]) -> None:
@@ -380,6 +388,8 @@ class SqliteStore:
                     self._index_text(db, rowid, record)
                     added.append((rowid, record, vector))
             _insert_history(db, history)
+            if records:
+                vocabulary.stamp(db)  # max(rowid), the IDF's N, moved (an imported deleted memory is not indexed)
             for rowid, record, vector in added:
                 for scope, cached in self._vectors.items():
                     if self._in_scope(record.scope, scope):
@@ -412,7 +422,7 @@ class SqliteStore:
                 self._check_vector(vector)
                 db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (_vector_blob(vector), record.id))
             if row["content"] != record.content or old_scope != record.scope:
-                db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["rowid"],))
+                self._unindex(db, row["rowid"])
                 self._index_text(db, row["rowid"], record)
             if history is not None:
                 _insert_history(db, [history])
@@ -436,7 +446,7 @@ class SqliteStore:
             db.execute("UPDATE memories SET deleted_at = ?, delete_reason = ?, updated_at = ?, version = version + 1 "
                        "WHERE id = ?",
                        (format_datetime(when), reason, format_datetime(when), memory_id))
-            db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["rowid"],))
+            self._unindex(db, row["rowid"])
             _insert_history(db, [history])
             graph_tables.drop_support(db, graph_tables.SQLITE, memory_id, when)
             self._graphs.pop(row["user_id"], None)
@@ -472,6 +482,7 @@ class SqliteStore:
                 db.execute(f"DELETE FROM {table}")
             # Webhooks stay; the change log starts again from its first row, and they hear it from there.
             db.execute("UPDATE webhooks SET after_change = 0")
+            vocabulary.stamp(db)
         self._drop_cache()
         self._dims = 0
 
@@ -773,36 +784,24 @@ class SqliteStore:
         out of the query: each costs FTS5 a lookup, a Chinese one a phrase over its characters, and finds nothing.
         The words a query reaches through the lexicon are many (a head word reaches its whole concept: 猫 医生 ~300
         words, most in no memory): with them all, keyword search took 13.7 ms on bench/throughput.py's store of
-        2,000 memories; with the findable ones, 2.3 (terms alone: 1.9). One lookup in the vocabulary, under the
-        caller's lock."""
+        2,000 memories; with the findable ones, 2.3 (terms alone: 1.9). Read through the vocabulary's cache
+        (vocabulary.py), under the caller's lock."""
         words = list(dict.fromkeys(t for t in terms if t))
         chars = list(dict.fromkeys(c for t in words if has_cjk(t) for c in t if has_cjk(c)))
         if not words:
             return {}
-        marks = ", ".join("?" for _ in range(len(words) + len(chars)))
-        held: dict[str, int] = {}
-        held_chars: set[str] = set()
-        for col, term, doc in self._db.execute(
-                f"SELECT col, term, doc FROM memory_vocab WHERE col IN ('terms', 'chars') AND term IN ({marks})",
-                [*words, *chars]):
-            if col == "terms":
-                held[term] = int(doc)
-            else:
-                held_chars.add(term)
-        return {t: held.get(t, 0) for t in words
-                if t in held or (has_cjk(t) and all(c in held_chars for c in t if has_cjk(c)))}
+        docs = self._vocabulary.docs(self._db, [*(("terms", w) for w in words), *(("chars", c) for c in chars)])
+        return {t: docs["terms", t] for t in words
+                if docs["terms", t] or (has_cjk(t) and all(docs["chars", c] for c in t if has_cjk(c)))}
 
     def document_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         if not terms:
             return {}, 0
-        marks = ", ".join("?" for _ in terms)
         with self._lock:
-            rows = self._db.execute(
-                f"SELECT term, doc FROM memory_vocab WHERE col = 'terms' AND term IN ({marks})", list(terms)
-            ).fetchall()
+            docs = self._vocabulary.docs(self._db, [("terms", t) for t in terms])
             # max(rowid) counts deleted memories too: fine for telling common words from rare ones, and O(1).
-            total = self._db.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
-        return {row[0]: int(row[1]) for row in rows}, int(total)
+            total = self._vocabulary.total(self._db)
+        return {term: count for (_, term), count in docs.items() if count}, total
 
     @store_call("select", "history")
     def history(self, memory_id: str) -> list[HistoryEvent]:
@@ -989,6 +988,8 @@ class SqliteStore:
                 db.execute(f"UPDATE history SET old_memory = NULL, new_memory = NULL WHERE memory_id IN ({marks})",
                            chunk)
                 db.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
+            if ids:
+                vocabulary.stamp(db)  # max(rowid) may have gone down
         return len(ids)
 
     def count(self, scope: Scope | None = None) -> dict[str, int]:
