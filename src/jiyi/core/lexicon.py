@@ -22,7 +22,7 @@ import itertools
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
@@ -50,6 +50,20 @@ class Lexicon:
     reaches: dict[str, dict[str, float]]  # analysed word -> {analysed word it meets: credit}
     cjk_words: tuple[str, ...]  # its Chinese words, longest first (found in a question as substrings)
     concepts: dict[str, frozenset[str]]  # analysed word -> the concepts it is a head or a member of
+    # Where each Chinese word stands in cjk_words, and their lengths: a question's substrings are looked up, instead
+    # of testing each of the ~4,200 words against the question (0.7 ms of every search's CPU).
+    _cjk_order: dict[str, int] = field(init=False, repr=False, compare=False)
+    _cjk_lengths: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_cjk_order", {word: index for index, word in enumerate(self.cjk_words)})
+        object.__setattr__(self, "_cjk_lengths", tuple(sorted({len(word) for word in self.cjk_words})))
+
+    def cjk_words_in(self, text: str) -> list[str]:
+        """The lexicon's Chinese words found in `text` as substrings, in cjk_words' order (longest first)."""
+        found = {text[start:start + length] for length in self._cjk_lengths
+                 for start in range(len(text) - length + 1)}
+        return sorted((word for word in found if word in self._cjk_order), key=self._cjk_order.__getitem__)
 
     def joins(self, first: str, second: str) -> bool:
         """Whether the lexicon joins two words: forms of one word, synonyms, or a category word and its member."""
@@ -80,12 +94,10 @@ class Lexicon:
             if (phrase := f"{first} {second}") in self.reaches:
                 add(first, phrase)
                 add(second, phrase)
-        text = normalize(question).replace(" ", "")
-        for word in self.cjk_words:
-            if word in text:
-                for term in terms:
-                    if has_cjk(term) and (term in word or word in term):
-                        add(term, word)
+        for word in self.cjk_words_in(normalize(question).replace(" ", "")):
+            for term in terms:
+                if has_cjk(term) and (term in word or word in term):
+                    add(term, word)
         return found
 
     @staticmethod
