@@ -798,9 +798,8 @@ class SqliteStore:
         if not terms:
             return {}, 0
         with self._lock:
-            docs = self._vocabulary.docs(self._db, [("terms", t) for t in terms])
-            # max(rowid) counts deleted memories too: fine for telling common words from rare ones, and O(1).
-            total = self._vocabulary.total(self._db)
+            # The total counts deleted memories too: fine for telling common words from rare ones.
+            docs, total = self._vocabulary.docs_and_total(self._db, [("terms", t) for t in terms])
         return {term: count for (_, term), count in docs.items() if count}, total
 
     @store_call("select", "history")

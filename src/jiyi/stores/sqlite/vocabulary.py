@@ -56,12 +56,12 @@ class Vocabulary:
                 self._docs[word] = found.get(word, 0)
         return {word: self._docs[word] for word in words}
 
-    def total(self, db: sqlite3.Connection) -> int:
-        """The memories ever stored (max(rowid): deleted ones too, and O(1)) — the IDF's N."""
-        self._check(db)
+    def docs_and_total(self, db: sqlite3.Connection, words: Sequence[Word]) -> tuple[dict[Word, int], int]:
+        """docs(), and the memories ever stored (max(rowid): deleted ones too, and O(1)) — the IDF's N."""
+        docs = self.docs(db, words)
         if self._total is None:
             self._total = int(db.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0])
-        return self._total
+        return docs, self._total
 
     def _check(self, db: sqlite3.Connection) -> None:
         row = db.execute("SELECT value FROM meta WHERE key = ?", (STAMP_KEY,)).fetchone()
