@@ -115,13 +115,16 @@ async def measure_user(memory: AsyncMemory, clock: SimulatedClock, user: dict[st
             "search_rank": next((i + 1 for i, answer in enumerate(found) if answer), None),
             "injected": [{"memory": item["memory"], "category": item["category"], "role": item.get("role")}
                          for item in injected],
+            "who_is_who": context.get("who_is_who"),
+            "answer_in_who_is_who": any(k.casefold() in (context.get("who_is_who") or "").casefold()
+                                        for k in probe["answer_keywords"]),
         })
     for item in user["nothing"]:
         context = await memory.context([{"role": "user", "content": item["text"]}], user_id=user["user_id"])
         injected = await details(memory, [m["id"] for m in context["memories"]])
         rows.append({"id": item["id"], "language": language, "kind": item["kind"], "question": item["text"],
                      "injected": [{"memory": i["memory"], "category": i["category"], "role": i.get("role")}
-                                  for i in injected]})
+                                  for i in injected], "who_is_who": context.get("who_is_who")})
     return rows
 
 
@@ -145,6 +148,12 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "nothing": len(nothing),
         "something_injected": share([bool(r["injected"]) for r in nothing]),
         "assistant_words_injected": share([any(i["role"] == "assistant" for i in r["injected"]) for r in nothing]),
+        # /context's "who is who" line (core/who_is_who.py) is not a memory: counted apart, and with the memories.
+        "who_is_who_answerable": share([bool(r.get("who_is_who")) for r in answerable]),
+        "answer_injected_or_in_line": share([r["answer_rank"] is not None or r.get("answer_in_who_is_who", False)
+                                             for r in answerable]),
+        "who_is_who_nothing": share([bool(r.get("who_is_who")) for r in nothing]),
+        "anything_injected": share([bool(r["injected"] or r.get("who_is_who")) for r in nothing]),
     }
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
@@ -182,7 +191,10 @@ def print_summary(name: str, summary: dict[str, Any]) -> None:
           f"stale injected {summary['stale_injected']} of {summary['after_change']} after a change "
           f"({summary['stale_injected_any_probe']} over all probes); small talk / unanswerable: something injected "
           f"{summary['something_injected']:.1%} of {summary['nothing']} (assistant's words "
-          f"{summary['assistant_words_injected']:.1%})")
+          f"{summary['assistant_words_injected']:.1%}); who-is-who line: {summary['who_is_who_answerable']:.1%} of "
+          f"answerable (the answer injected, in a memory or the line: {summary['answer_injected_or_in_line']:.1%}), "
+          f"{summary['who_is_who_nothing']:.1%} of small talk / unanswerable (memory or line: "
+          f"{summary['anything_injected']:.1%})")
     for kind, values in summary["by_kind"].items():
         print(f"    {kind:13} {json.dumps(values)}")
 

@@ -65,6 +65,7 @@ from jiyi.core.retrieval import (
     _indexed_words,
     candidate_pool,
     hybrid_search,
+    in_scope,
     without_covered_messages,
 )
 from jiyi.core.speakers import named_in, names_someone
@@ -76,12 +77,14 @@ from jiyi.core.supersession import (
     says_it_changed,
     superseded,
 )
+from jiyi.core.who_is_who import who_is_who
 from jiyi.embedders.base import AsyncQueries, Embedder
 from jiyi.errors import BackendUnavailable, ConfigError
-from jiyi.filters import Node
+from jiyi.filters import Node, matches
 from jiyi.llms.base import LLM, LLMError, LLMTimeout
 from jiyi.records import Category, Clock, MemoryRecord, Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore
+from jiyi.stores.entities import EntityStore, GraphRelation
 from jiyi.text import has_cjk, normalize, query_terms
 
 if TYPE_CHECKING:
@@ -127,6 +130,9 @@ class ReadSettings:
     rerank_candidates: int = 30  # how many fused candidates a reranker re-scores
     rerank_timeout: float = 2.0
     refresh_access: bool = True  # returned memories count as reviewed (access_count + 1, last_accessed_at)
+    # /context puts a line before the memories saying who the people a question names are to the user, from the
+    # entity graph (core/who_is_who.py): "Who is who: Arjun is the user's brother; Arjun lives in Chicago."
+    who_is_who: bool = True
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> ReadSettings:
@@ -141,6 +147,8 @@ class ReadSettings:
             value = section.get(name, 0.0)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
                 raise ConfigError(f"retrieval setting {name} must be a number from 0 to 1, got {value!r}")
+        if not isinstance(section.get("who_is_who", True), bool):
+            raise ConfigError(f"retrieval setting who_is_who must be true or false, got {section['who_is_who']!r}")
         ranking_fields = {k: section.pop(k) for k in ("retention", "importance", "recency") if k in section}
         retrieval_keys = ("rule_relevance", "attribute_relevance", "rule_limit", "core_limit", "episode_weight",
                           "question_weight", "neighbour_weight", "other_speaker_weight")
@@ -616,10 +624,15 @@ class ReadPath:
                 log.warning("recall failed, answering without memories: %s", exc)
             else:
                 log.exception("recall failed, answering without memories")
-            return {"messages": inject(messages, ""), "memory_block": "", "memories": [],
+            return {"messages": inject(messages, ""), "memory_block": "", "memories": [], "who_is_who": None,
                     "stages": [s.as_dict() for s in stages], "degraded": True,
                     "error": f"{type(exc).__name__}: {exc}"[:300], "elapsed_ms": _elapsed_ms(started)}
-        block, used = memory_block([injected_text(h.record) for h in recall.hits], budget_chars, header)
+        people = await self._who_is_who(request)
+        lines = [*([people] if people else []), *(injected_text(h.record) for h in recall.hits)]
+        block, used = memory_block(lines, budget_chars, header)
+        if people:
+            people = people if 0 in used else None
+            used = [i - 1 for i in used if i > 0]
         injected = [recall.hits[i] for i in used]
         try:
             await self.refresh([h.record.id for h in injected])
@@ -630,11 +643,40 @@ class ReadPath:
             "memory_block": block,
             "memories": [{"id": h.record.id, "memory": h.record.content, "score": h.score, "relevance": h.relevance,
                           "category": h.record.category.value} for h in injected],
+            "who_is_who": people,
             "stages": [s.as_dict() for s in recall.stages],
             "degraded": False,
             "error": None,
             "elapsed_ms": _elapsed_ms(started),
         }
+
+
+    async def _who_is_who(self, request: RecallRequest) -> str | None:
+        """The "who is who" line for the question's people (core/who_is_who.py), or None. A graph that cannot be
+        read costs the line, never the reply."""
+        user_id = request.scope.user_id
+        index = last_user_message(request.messages)
+        if not (self.settings.who_is_who and user_id and index is not None and isinstance(self.store, EntityStore)):
+            return None
+        store, question, scope, where = self.store, request.messages[index].content, request.scope, request.where
+        # The graph is the user's. A request for one agent's or run's memories, or a filtered one, is told only the
+        # relations one of whose memories it could see (the full graph has them; a search's cached one does not).
+        narrow = bool(scope.agent_id or scope.run_id or where is not None)
+
+        def fits(relation: GraphRelation) -> bool:
+            return any(in_scope(r.scope, scope) and matches(where, r)
+                       for r in store.get_many(relation.memory_ids).values())
+
+        def line() -> str | None:
+            if narrow:
+                return who_is_who(question, store.graph(user_id), fits)
+            return who_is_who(question, store.current_graph(user_id))
+
+        try:
+            return await self._io(line)
+        except Exception:
+            log.warning("could not read the entity graph for /context's who is who", exc_info=True)
+            return None
 
 
 def describe_stage(span: tracing.SpanLike, stage: Stage) -> None:

@@ -282,14 +282,14 @@ def recall_by_graph(store: MemoryStore, request: SearchRequest, settings: Retrie
     records = store.get_many(list(found)) if found else {}
     now = request.now or utcnow()
     fits = {memory_id for memory_id, record in records.items()
-            if _in_scope(record.scope, request.scope) and matches(request.where, record)
+            if in_scope(record.scope, request.scope) and matches(request.where, record)
             and (request.include_expired or record.expiration_date is None or record.expiration_date > now)}
     ranked = sorted(((memory_id, relevance) for memory_id, relevance in found.items() if memory_id in fits),
                     key=lambda item: -item[1])  # stable: newest first within one relevance
     return PathResult([ScoredId(memory_id, relevance) for memory_id, relevance in ranked], _ms(started))
 
 
-def _in_scope(scope: Scope, asked: Scope) -> bool:
+def in_scope(scope: Scope, asked: Scope) -> bool:
     """Whether a memory of `scope` is in the scope a search asked for: each id it gives must be the memory's (as the
     stores' scope clauses read it)."""
     return all(getattr(scope, key) == value for key, value in asked.as_dict().items())

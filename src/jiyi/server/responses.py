@@ -142,6 +142,8 @@ class Context(_Answer):
                                                        "system message")
     memory_block: str
     memories: list[ContextMemory]
+    who_is_who: str | None = Field(None, description="the line before the memories that says who the people the "
+                                                      "question names are to the user, when it names any")
     stages: list[dict[str, Any]]
     degraded: bool
     error: str | None
