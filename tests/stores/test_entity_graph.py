@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from jiyi import InvalidInput, build_store
+from jiyi import InvalidInput, NotFound, build_store
 from jiyi.embedders.base import Embedder
-from jiyi.records import Event, HistoryEvent, MemoryRecord, Scope
+from jiyi.records import Category, Event, HistoryEvent, MemoryRecord, Scope
 from jiyi.stores.base import MemoryStore
 from jiyi.stores.entities import USER, EntityStore, GraphChange, GraphEntity, GraphRelation
 
@@ -160,3 +160,152 @@ def test_a_sqlite_file_written_by_another_process_is_read_again(tmp_path: Path) 
     finally:
         reader.close()
         writer.close()
+
+
+# --- corrections by hand: merge, rename, close (the console and the MCP tools) -----------------------------------
+
+
+def test_merging_two_entities_moves_everything_to_the_kept_one(store: MemoryStore, embedder: Embedder) -> None:
+    graph = graph_store(store)
+    said = put(store, embedder, "我表姐叫小雅，在北京做产品经理")
+    later = put(store, embedder, "表姐下个月结婚", at=T0 + timedelta(days=20))
+    again = put(store, embedder, "Xiaoya is my cousin", at=T0 + timedelta(days=30))
+    xiaoya = GraphEntity("person", "小雅", ["小雅", "我表姐"])
+    cousin = GraphEntity("person", "表姐", ["表姐", "Xiaoya"])  # the extraction took her for someone else
+    beijing = GraphEntity("place", "北京")
+    kept_cousin = GraphRelation(xiaoya.id, "cousin_of", USER, [said], valid_at=T0 + timedelta(days=5))
+    other_cousin = GraphRelation(cousin.id, "cousin_of", USER, [again], valid_at=T0)
+    engaged = GraphRelation(cousin.id, "lives_in", beijing.id, [later], valid_at=T0 + timedelta(days=20))
+    same_person = GraphRelation(xiaoya.id, "cousin_of", cousin.id, [later])
+    graph.save_graph("alice", GraphChange([xiaoya, cousin, beijing], [kept_cousin, other_cousin, engaged, same_person],
+                                          [(xiaoya.id, said), (cousin.id, later)]), T0)
+    when = T0 + timedelta(days=40)
+
+    merged = graph.merge_entities("alice", xiaoya.id, cousin.id, when)
+
+    assert merged.entity.id == xiaoya.id and merged.entity.aliases == ["小雅", "我表姐", "表姐", "Xiaoya"]
+    assert (merged.moved, merged.joined, merged.dropped) == ([engaged.id], [other_cousin.id], [same_person.id])
+    got = graph.graph("alice")
+    assert set(got.entities) == {xiaoya.id, beijing.id}
+    assert got.entities[xiaoya.id].aliases == ["小雅", "我表姐", "表姐", "Xiaoya"]
+    relations = {r.id: r for r in got.relations}
+    assert set(relations) == {kept_cousin.id, engaged.id}
+    # one cousin_of, backed by both's memories, holding since the earlier of the two
+    assert sorted(relations[kept_cousin.id].memory_ids) == sorted([said, again])
+    assert relations[kept_cousin.id].valid_at == T0
+    assert (relations[engaged.id].source, relations[engaged.id].target) == (xiaoya.id, beijing.id)
+    assert graph.entity_memories("alice", [xiaoya.id], 10) == [again, later, said]
+    assert graph.current_graph("alice").entities.keys() == {xiaoya.id, beijing.id}
+
+    assert [(e.event, e.old, e.new) for e in graph.graph_history("alice", engaged.id)] == [
+        ("ADD", None, "表姐 lives_in 北京"), ("UPDATE", "表姐 lives_in 北京", "小雅 lives_in 北京")]
+    assert [e.event for e in graph.graph_history("alice", other_cousin.id)] == ["ADD", "MERGE"]
+    assert kept_cousin.id in (graph.graph_history("alice", other_cousin.id)[-1].new or "")
+    assert [e.event for e in graph.graph_history("alice", same_person.id)] == ["ADD", "DELETE"]
+    assert [e.event for e in graph.graph_history("alice", kept_cousin.id)] == ["ADD", "UPDATE"]
+    gone = graph.graph_history("alice", cousin.id)
+    assert [e.event for e in gone] == ["ADD", "MERGE"] and gone[-1].created_at == when
+    assert xiaoya.id in (gone[-1].new or "") and "表姐" in (gone[-1].old or "")
+    assert [e.event for e in graph.graph_history("alice", xiaoya.id)] == ["ADD", "MERGE"]
+
+
+def test_merging_refuses_one_entity_twice_and_unknown_ids(store: MemoryStore, embedder: Embedder) -> None:
+    graph = graph_store(store)
+    mochi = GraphEntity("pet", "Mochi")
+    graph.save_graph("alice", GraphChange([mochi]), T0)
+    with pytest.raises(InvalidInput, match="into itself"):
+        graph.merge_entities("alice", mochi.id, mochi.id, T0)
+    with pytest.raises(NotFound, match="entity nope not found"):
+        graph.merge_entities("alice", mochi.id, "nope", T0)
+    assert list(graph.graph("alice").entities) == [mochi.id]
+
+
+def test_renaming_keeps_the_old_name_as_an_alias(store: MemoryStore, embedder: Embedder) -> None:
+    graph = graph_store(store)
+    m1 = put(store, embedder, "我妈在医院上班")
+    mom, dad = GraphEntity("person", "我妈", ["我妈", "妈妈"]), GraphEntity("person", "王强", ["王强", "我爸"])
+    graph.save_graph("alice", GraphChange([mom, dad], [GraphRelation(mom.id, "mother_of", USER, [m1])],
+                                          [(mom.id, m1)]), T0)
+    when = T0 + timedelta(days=1)
+
+    renamed = graph.rename_entity("alice", mom.id, "  王丽 ", when)
+
+    assert (renamed.name, renamed.aliases) == ("王丽", ["我妈", "妈妈", "王丽"])
+    assert graph.graph("alice").entities[mom.id].name == "王丽"
+    assert graph.current_graph("alice").entities[mom.id].surface_forms() == ["王丽", "我妈", "妈妈"]
+    [added, update] = graph.graph_history("alice", mom.id)
+    assert added.event == "ADD"
+    assert update.event == "UPDATE" and '"我妈"' in (update.old or "") and '"王丽"' in (update.new or "")
+    assert update.created_at == when
+    assert graph.rename_entity("alice", mom.id, "王丽", when).aliases == ["我妈", "妈妈", "王丽"]  # no change
+    assert len(graph.graph_history("alice", mom.id)) == 2
+    with pytest.raises(InvalidInput, match="already has an entity named 王强"):
+        graph.rename_entity("alice", mom.id, "王强", when)
+    with pytest.raises(InvalidInput, match="1 to 200 characters"):
+        graph.rename_entity("alice", mom.id, "   ", when)
+
+
+def test_closing_a_relation_keeps_it_in_history_no_longer_current(store: MemoryStore, embedder: Embedder) -> None:
+    graph = graph_store(store)
+    m1 = put(store, embedder, "I work at Initech")
+    initech = GraphEntity("organisation", "Initech")
+    works = GraphRelation(USER, "works_at", initech.id, [m1], valid_at=T0)
+    graph.save_graph("alice", GraphChange([initech], [works]), T0)
+    assert [r.id for r in graph.current_graph("alice").relations] == [works.id]
+    left = T0 + timedelta(days=100)
+
+    closed = graph.close_relation("alice", works.id, T0 + timedelta(days=120), invalid_at=left)
+
+    assert closed.invalid_at == left and not closed.is_current
+    [kept] = graph.graph("alice").relations
+    assert (kept.id, kept.valid_at, kept.invalid_at, kept.memory_ids) == (works.id, T0, left, [m1])
+    assert graph.current_graph("alice").relations == []
+    assert graph.entity_memories("alice", [initech.id], 10) == []  # what supports an ended relation is not recalled
+    assert [(e.event, e.new, e.created_at) for e in graph.graph_history("alice", works.id)] == [
+        ("ADD", "user works_at Initech", T0), ("CLOSE", "user works_at Initech", T0 + timedelta(days=120))]
+    with pytest.raises(InvalidInput, match="already closed"):
+        graph.close_relation("alice", works.id, left)
+    again = GraphRelation(USER, "works_at", initech.id, [m1], valid_at=T0 + timedelta(days=200))
+    graph.save_graph("alice", GraphChange(relations=[again]), T0 + timedelta(days=200))
+    with pytest.raises(InvalidInput, match="cannot end before"):
+        graph.close_relation("alice", again.id, T0 + timedelta(days=201), invalid_at=T0)
+    with pytest.raises(NotFound, match="relation nope not found"):
+        graph.close_relation("alice", "nope", T0)
+
+
+def test_no_user_corrects_or_counts_anothers_graph(store: MemoryStore, embedder: Embedder) -> None:
+    graph = graph_store(store)
+    m1 = put(store, embedder, "my cat Mochi")
+    mochi, coco = GraphEntity("pet", "Mochi"), GraphEntity("pet", "Coco")
+    owns = GraphRelation(mochi.id, "pet_of", USER, [m1])
+    graph.save_graph("alice", GraphChange([mochi, coco], [owns], [(mochi.id, m1)]), T0)
+    bobs = GraphEntity("pet", "Rex")
+    graph.save_graph("bob", GraphChange([bobs]), T0)
+    before = graph.graph("alice")
+
+    for attempt in (lambda: graph.merge_entities("bob", bobs.id, mochi.id, T0),
+                    lambda: graph.merge_entities("bob", mochi.id, coco.id, T0),
+                    lambda: graph.merge_entities("alice", mochi.id, bobs.id, T0),  # one of each: nothing moves
+                    lambda: graph.rename_entity("bob", mochi.id, "Stolen", T0),
+                    lambda: graph.close_relation("bob", owns.id, T0)):
+        with pytest.raises(NotFound, match="unknown id, or another user's"):
+            attempt()
+    assert graph.graph("alice") == before
+    assert list(graph.graph("bob").entities) == [bobs.id] and graph.graph_history("bob", mochi.id) == []
+    assert graph.entity_memory_counts("bob") == {}
+
+
+def test_entity_memory_counts_are_live_memories_not_evidence(store: MemoryStore, embedder: Embedder) -> None:
+    graph = graph_store(store)
+    m1, m2, m3 = (put(store, embedder, text) for text in ("my cat Mochi", "Mochi is sick", "Mochi bit Coco"))
+    evidence = MemoryRecord(content="Mochi is sick, poor thing", scope=Scope(user_id="alice"),
+                            category=Category.MESSAGE)
+    store.insert([evidence], embedder.embed_documents([evidence.content]), [])
+    mochi, coco, vet = GraphEntity("pet", "Mochi"), GraphEntity("pet", "Coco"), GraphEntity("person", "Dr. Li")
+    seen = GraphRelation(mochi.id, "patient_of", vet.id, [m2], invalid_at=T0)  # ended: not counted for the vet
+    graph.save_graph("alice", GraphChange(
+        [mochi, coco, vet], [GraphRelation(mochi.id, "pet_of", USER, [m1, evidence.id]), seen],
+        [(mochi.id, m2), (mochi.id, m3), (coco.id, m3), (mochi.id, evidence.id)]), T0)
+    assert graph.entity_memory_counts("alice") == {mochi.id: 3, coco.id: 1}
+    delete(store, m3)
+    assert graph.entity_memory_counts("alice") == {mochi.id: 2}

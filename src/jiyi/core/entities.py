@@ -16,14 +16,14 @@ reads the graph, calls extract_change and saves the result.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from jiyi.core import entity_rules_en, entity_rules_zh
 from jiyi.core.entity_claims import Claim, Ref
 from jiyi.core.facts import is_chinese
-from jiyi.stores.entities import USER, Graph, GraphChange, GraphEntity, GraphRelation, search_forms
+from jiyi.stores.entities import USER, Graph, GraphChange, GraphEntity, GraphRelation, search_forms, unique_forms
 
 # A subject has one of these at a time: a new one closes the current one with another target.
 SINGLE_VALUED = frozenset({"lives_in", "works_at", "studies_at", "interns_at"})
@@ -102,18 +102,18 @@ class _Resolver:
             by_term = self.by_name(ref.alias)
             if by_term is not None and by_term.name.casefold() in {a.casefold() for a in ref.alias_forms()} | {
                     f.casefold().removeprefix("my ").removeprefix("我") for f in ref.alias_forms()}:
-                by_term.aliases = _unique([*by_term.aliases, by_term.name, ref.name])
+                by_term.aliases = unique_forms([*by_term.aliases, by_term.name, ref.name])
                 by_term.name = ref.name
                 known = by_term
         if known is None:
             if ref.kind is None:
                 return None
-            known = GraphEntity(ref.kind, ref.name, _unique([ref.name, *ref.alias_forms()]))
+            known = GraphEntity(ref.kind, ref.name, unique_forms([ref.name, *ref.alias_forms()]))
             self.graph.entities[known.id] = known
             self.touched[known.id] = known
         elif ref.alias and all(a.casefold() != f.casefold() for a in ref.alias_forms()
                                for f in known.surface_forms()):
-            known.aliases = _unique([*known.aliases, *ref.alias_forms()])
+            known.aliases = unique_forms([*known.aliases, *ref.alias_forms()])
             self.touched[known.id] = known
         self.note(known.id)
         return known.id
@@ -130,7 +130,7 @@ class _Resolver:
         return [r for r in self.graph.relations if matches(r)]
 
     def touch(self, relation: GraphRelation) -> None:
-        relation.memory_ids = _unique([*relation.memory_ids, *self.memory_ids])
+        relation.memory_ids = unique_forms([*relation.memory_ids, *self.memory_ids])
         if all(r is not relation for r in self.change.relations):
             self.change.relations.append(relation)
 
@@ -223,10 +223,3 @@ def _word_edges(text: str, start: int, end: int) -> bool:
         return False
     return not (last.isascii() and last.isalnum() and after.isascii() and after.isalnum())
 
-
-def _unique(items: Iterable[str]) -> list[str]:
-    seen: dict[str, str] = {}
-    for item in items:
-        if item and item.casefold() not in seen:
-            seen[item.casefold()] = item
-    return list(seen.values())

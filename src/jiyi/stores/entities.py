@@ -4,6 +4,10 @@ between them over time, and which memories mention them (issue 32).
 A port of its own beside MemoryStore, not more methods on it: a backend that keeps memories need not keep a graph,
 and the graph's six operations are all the write path, the read path and the console need.
 
+The graph can be corrected by hand (the console, the MCP tools): two entities the extraction kept apart merged, an
+entity renamed, a relation closed. Each is one transaction, scoped to one user like every other operation here,
+with history rows for what it changed.
+
 The user is the implicit entity USER (never stored): "my cousin Xiaoya" is (xiaoya, cousin_of, USER). A relation
 is never deleted because it ended: a move sets `invalid_at` on "lives in Denver" and adds "lives in Seattle". It is
 deleted only when every memory it came from is (MemoryStore.soft_delete drops the deleted memory's support).
@@ -11,7 +15,7 @@ deleted only when every memory it came from is (MemoryStore.soft_delete drops th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -70,6 +74,15 @@ class Graph:
         return {USER: USER, **{e.id: e.name for e in self.entities.values()}}
 
 
+def unique_forms(items: Iterable[str]) -> list[str]:
+    """The items in order, each once however it is cased ("Mochi" and "mochi" are one alias), blanks left out."""
+    seen: dict[str, str] = {}
+    for item in items:
+        if item and item.casefold() not in seen:
+            seen[item.casefold()] = item
+    return list(seen.values())
+
+
 def search_forms(graph: Graph) -> list[tuple[str, str]]:
     """(casefolded name or alias, entity id), longest first: what a text's words are matched against."""
     return sorted(((form.casefold(), e.id) for e in graph.entities.values() for form in e.surface_forms()
@@ -91,8 +104,11 @@ class GraphChange:
 
 @dataclass(frozen=True, slots=True)
 class GraphEvent:
-    """A history row of the graph: ADD / UPDATE (an entity renamed or given an alias) / CLOSE (a relation ended) /
-    DELETE (a relation whose memories were all deleted)."""
+    """A history row of the graph: ADD / UPDATE (an entity renamed or given an alias, a relation's end moved to the
+    entity it was merged into) / CLOSE (a relation ended) / DELETE (a relation whose memories were all deleted, or
+    one a merge made an entity's relation to itself) / MERGE (an entity merged into another, on both: `new` is the
+    kept entity afterwards, with its id; a relation joined to the same relation of the kept entity: `new` is the one
+    it joined, with its id)."""
 
     subject_id: str
     subject: str  # "entity" | "relation"
@@ -100,6 +116,17 @@ class GraphEvent:
     old: str | None
     new: str | None
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class EntityMerge:
+    """What merging one entity into another did: the kept entity as it is now, and the merged one's relations by
+    what became of them (their ids)."""
+
+    entity: GraphEntity
+    moved: list[str]  # now the kept entity's
+    joined: list[str]  # the kept entity had the same current relation: it took their memories, they are gone
+    dropped: list[str]  # between the two entities: a relation of the kept one to itself, deleted
 
 
 @runtime_checkable
@@ -127,4 +154,27 @@ class EntityStore(Protocol):
 
     def forget_graph(self, user_id: str) -> None:
         """Delete the user's whole graph (entities, relations, mentions, history)."""
+        ...
+
+    def entity_memory_counts(self, user_id: str) -> dict[str, int]:
+        """For each entity with any, how many live memories (messages kept as evidence left out) mention it or
+        support one of its current relations: what a list of the user's entities shows."""
+        ...
+
+    def merge_entities(self, user_id: str, keep_id: str, merge_id: str, when: datetime) -> EntityMerge:
+        """Merge entity `merge_id` into `keep_id`, both the user's: the aliases united (the merged name among them),
+        its relations and mentions moved to the kept entity, a current relation the kept one already has joined to
+        it (memories united, the earlier valid_at kept), the merged entity deleted; a history row for each change.
+        NotFound for an id that is not one of the user's entities (unknown, or another user's)."""
+        ...
+
+    def rename_entity(self, user_id: str, entity_id: str, name: str, when: datetime) -> GraphEntity:
+        """Give the user's entity a new name; the old one stays an alias (so what was said with it still finds it).
+        InvalidInput when another of the user's entities has that name (merge them instead)."""
+        ...
+
+    def close_relation(self, user_id: str, relation_id: str, when: datetime,
+                       invalid_at: datetime | None = None) -> GraphRelation:
+        """End the user's current relation at `invalid_at` (default `when`): kept, with its times and a CLOSE row,
+        no longer current. InvalidInput for a relation already closed or an end before it began."""
         ...

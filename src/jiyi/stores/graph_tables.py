@@ -5,6 +5,9 @@ statements serves both; only the placeholder and the "one of these ids" spelling
 small beside the memories (tens to hundreds of rows a user) and read by user, so nothing here needs either
 database's own types. Every function runs inside the caller's transaction (`db`: a sqlite3 or psycopg connection
 whose rows read by column name).
+
+The corrections by hand (merge_entities, rename_entity, close_relation) read the user's whole graph, decide in Python
+and write what changed: a user's graph is small, and the history rows need the names before and after anyway.
 """
 
 from __future__ import annotations
@@ -15,9 +18,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from jiyi.errors import InvalidInput
+from jiyi.errors import InvalidInput, NotFound
 from jiyi.records import new_id
-from jiyi.stores.entities import USER, Graph, GraphChange, GraphEntity, GraphEvent, GraphRelation, search_forms
+from jiyi.stores.entities import (
+    USER,
+    EntityMerge,
+    Graph,
+    GraphChange,
+    GraphEntity,
+    GraphEvent,
+    GraphRelation,
+    search_forms,
+    unique_forms,
+)
 
 # The schema both stores' migrations create (sqlite m019, postgres m021).
 SCHEMA = (
@@ -79,11 +92,19 @@ class GraphSql:
     delete_relation: str
     delete_entity: str
     delete_user: tuple[str, ...]
+    lock_user: str
+    memory_counts: str
+    update_relation: str
+    move_support: str
+    delete_support_for: str
+    move_mentions: str
+    delete_mentions_for: str
 
     @classmethod
-    def build(cls, mark: str, any_of: str) -> GraphSql:
+    def build(cls, mark: str, any_of: str, lock_user: str = "") -> GraphSql:
         """`mark`: the placeholder ('?' or '%s'); `any_of`: how 'column is one of a JSON list' is written, with
-        {column} and {mark} to fill."""
+        {column} and {mark} to fill; `lock_user`: a statement (with the user id to fill) that makes the transaction
+        the user's graph's only writer until it ends, where the database does not already do so."""
         def q(sql: str) -> str:
             return sql.replace("?", mark)
 
@@ -134,11 +155,34 @@ class GraphSql:
             delete_relation=q("DELETE FROM graph_relations WHERE id = ?"),
             delete_entity=q("DELETE FROM graph_entities WHERE id = ?"),
             delete_user=tuple(q(f"DELETE FROM {table} WHERE user_id = ?") for table in TABLES),
+            lock_user=q(lock_user),
+            memory_counts=q(
+                "SELECT x.entity_id, COUNT(*) AS n FROM ("
+                "SELECT entity_id, memory_id FROM graph_mentions WHERE user_id = ? "
+                "UNION SELECT r.source, s.memory_id FROM graph_support s JOIN graph_relations r "
+                "ON r.id = s.relation_id WHERE r.user_id = ? AND r.invalid_at IS NULL "
+                "UNION SELECT r.target, s.memory_id FROM graph_support s JOIN graph_relations r "
+                "ON r.id = s.relation_id WHERE r.user_id = ? AND r.invalid_at IS NULL"
+                ") x JOIN memories m ON m.id = x.memory_id AND m.deleted_at IS NULL AND m.category <> 'message' "
+                "GROUP BY x.entity_id"),
+            update_relation=q("UPDATE graph_relations SET source = ?, target = ?, valid_at = ?, invalid_at = ?, "
+                              "updated_at = ? WHERE id = ?"),
+            # (the WHERE also tells SQLite's parser that ON CONFLICT is the upsert, not a join's ON)
+            move_support=q("INSERT INTO graph_support (relation_id, memory_id, user_id) SELECT ?, memory_id, user_id "
+                           "FROM graph_support WHERE relation_id = ? ON CONFLICT DO NOTHING"),
+            delete_support_for=q("DELETE FROM graph_support WHERE relation_id = ?"),
+            move_mentions=q("INSERT INTO graph_mentions (entity_id, memory_id, user_id) SELECT ?, memory_id, user_id "
+                            "FROM graph_mentions WHERE entity_id = ? ON CONFLICT DO NOTHING"),
+            delete_mentions_for=q("DELETE FROM graph_mentions WHERE entity_id = ?"),
         )
 
 
+# SQLite's writes are one at a time already (BEGIN IMMEDIATE); PostgreSQL's need a lock so that a correction and a
+# turn's change to the same user's graph never decide on the same graph read (the class key, 0x6a69, keeps these
+# apart from any other advisory lock).
 SQLITE = GraphSql.build("?", "{column} IN (SELECT value FROM json_each({mark}))")
-POSTGRES = GraphSql.build("%s", "{column} IN (SELECT json_array_elements_text({mark}::json))")
+POSTGRES = GraphSql.build("%s", "{column} IN (SELECT json_array_elements_text({mark}::json))",
+                          "SELECT pg_advisory_xact_lock(27241, hashtext(?))")
 
 
 def _entity(row: Any) -> GraphEntity:
@@ -185,7 +229,13 @@ def _entity_text(entity: GraphEntity) -> str:
     return json.dumps({"kind": entity.kind, "name": entity.name, "aliases": entity.aliases}, ensure_ascii=False)
 
 
+def _lock(db: Any, sql: GraphSql, user_id: str) -> None:
+    if sql.lock_user:
+        db.execute(sql.lock_user, (user_id,))
+
+
 def save_graph(db: Any, sql: GraphSql, user_id: str, change: GraphChange, when: datetime) -> None:
+    _lock(db, sql, user_id)
     ids = [e.id for e in change.entities] + [r.id for r in change.relations]
     if ids:
         foreign = [row["id"] for row in db.execute(sql.owners_of, (json.dumps(ids), json.dumps(ids))).fetchall()
@@ -263,6 +313,138 @@ def graph_history(db: Any, sql: GraphSql, user_id: str, subject_id: str) -> list
     rows = db.execute(sql.history_of, (user_id, subject_id)).fetchall()
     return [GraphEvent(row["subject_id"], row["subject"], row["event"], row["old_value"], row["new_value"],
                        datetime.fromisoformat(row["created_at"])) for row in rows]
+
+
+def entity_memory_counts(db: Any, sql: GraphSql, user_id: str) -> dict[str, int]:
+    rows = db.execute(sql.memory_counts, (user_id, user_id, user_id)).fetchall()
+    return {row["entity_id"]: int(row["n"]) for row in rows if row["entity_id"] != USER}
+
+
+def _owned_entity(graph: Graph, user_id: str, entity_id: str) -> GraphEntity:
+    entity = graph.entities.get(entity_id)
+    if entity is None:  # unknown, or another user's: the same answer, so that no one learns another's ids
+        raise NotFound(f"entity {entity_id} not found among user {user_id}'s entities (an unknown id, or another "
+                       "user's entity)")
+    return entity
+
+
+def _write_entity(db: Any, sql: GraphSql, user_id: str, entity: GraphEntity, when: datetime) -> None:
+    db.execute(sql.upsert_entity, (entity.id, user_id, entity.kind, entity.name,
+                                   json.dumps(entity.aliases, ensure_ascii=False),
+                                   _time(entity.created_at or when), _time(when)))
+    entity.updated_at = when
+
+
+def _write_relation(db: Any, sql: GraphSql, relation: GraphRelation, when: datetime) -> None:
+    db.execute(sql.update_relation, (relation.source, relation.target, _time(relation.valid_at),
+                                     _time(relation.invalid_at), _time(when), relation.id))
+    relation.updated_at = when
+
+
+def _earliest(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def merge_entities(db: Any, sql: GraphSql, user_id: str, keep_id: str, merge_id: str,
+                   when: datetime) -> EntityMerge:
+    _lock(db, sql, user_id)
+    graph = read_graph(db, sql, user_id)
+    keep, gone = _owned_entity(graph, user_id, keep_id), _owned_entity(graph, user_id, merge_id)
+    if keep_id == merge_id:
+        raise InvalidInput(f"entity {keep_id} cannot be merged into itself: name two different entities")
+    before = graph.names()
+    kept_text = _entity_text(keep)
+    keep.aliases = unique_forms([*keep.aliases, gone.name, *gone.aliases])
+    _write_entity(db, sql, user_id, keep, when)
+    after = {**before, merge_id: keep.name}
+    merged_text = json.dumps({"id": keep.id, "kind": keep.kind, "name": keep.name, "aliases": keep.aliases},
+                             ensure_ascii=False)
+    _history(db, sql, user_id, GraphEvent(keep.id, "entity", "MERGE", kept_text, merged_text, when))
+
+    current = {(r.source, r.relation, r.target): r for r in graph.relations
+               if r.is_current and merge_id not in (r.source, r.target)}
+    moved, joined, dropped = [], [], []
+    for relation in [r for r in graph.relations if merge_id in (r.source, r.target)]:
+        old_text = relation.describe(before)
+        relation.source = keep_id if relation.source == merge_id else relation.source
+        relation.target = keep_id if relation.target == merge_id else relation.target
+        same = current.get((relation.source, relation.relation, relation.target)) if relation.is_current else None
+        if relation.source == relation.target:  # 小雅 cousin_of 表姐, once they are one person
+            db.execute(sql.delete_support_for, (relation.id,))
+            db.execute(sql.delete_relation, (relation.id,))
+            _history(db, sql, user_id, GraphEvent(relation.id, "relation", "DELETE", old_text, None, when))
+            dropped.append(relation.id)
+        elif same is not None:  # the kept entity already has it: one relation, backed by both's memories
+            db.execute(sql.move_support, (same.id, relation.id))
+            db.execute(sql.delete_support_for, (relation.id,))
+            db.execute(sql.delete_relation, (relation.id,))
+            _history(db, sql, user_id, GraphEvent(relation.id, "relation", "MERGE", old_text,
+                                                  f"{same.describe(after)} ({same.id})", when))
+            if (valid_at := _earliest(same.valid_at, relation.valid_at)) != same.valid_at:
+                same_text = same.describe(after)
+                same.valid_at = valid_at
+                _write_relation(db, sql, same, when)
+                _history(db, sql, user_id, GraphEvent(same.id, "relation", "UPDATE", same_text, same_text, when))
+            joined.append(relation.id)
+        else:
+            _write_relation(db, sql, relation, when)
+            _history(db, sql, user_id, GraphEvent(relation.id, "relation", "UPDATE", old_text,
+                                                  relation.describe(after), when))
+            if relation.is_current:
+                current[(relation.source, relation.relation, relation.target)] = relation
+            moved.append(relation.id)
+    db.execute(sql.move_mentions, (keep_id, merge_id))
+    db.execute(sql.delete_mentions_for, (merge_id,))
+    db.execute(sql.delete_entity, (merge_id,))
+    _history(db, sql, user_id, GraphEvent(merge_id, "entity", "MERGE", _entity_text(gone), merged_text, when))
+    return EntityMerge(keep, moved, joined, dropped)
+
+
+MAX_NAME_CHARS = 200
+
+
+def rename_entity(db: Any, sql: GraphSql, user_id: str, entity_id: str, name: str, when: datetime) -> GraphEntity:
+    _lock(db, sql, user_id)
+    graph = read_graph(db, sql, user_id)
+    entity = _owned_entity(graph, user_id, entity_id)
+    name = name.strip()
+    if not name or len(name) > MAX_NAME_CHARS:
+        raise InvalidInput(f"an entity's name must be 1 to {MAX_NAME_CHARS} characters")
+    if name == entity.name:
+        return entity
+    for other in graph.entities.values():
+        if other.id != entity_id and other.name.casefold() == name.casefold():
+            raise InvalidInput(f"user {user_id} already has an entity named {other.name} ({other.id}): merge the "
+                               "two instead of giving them one name")
+    old_text = _entity_text(entity)
+    entity.aliases = unique_forms([*entity.aliases, entity.name, name])
+    entity.name = name
+    _write_entity(db, sql, user_id, entity, when)
+    _history(db, sql, user_id, GraphEvent(entity.id, "entity", "UPDATE", old_text, _entity_text(entity), when))
+    return entity
+
+
+def close_relation(db: Any, sql: GraphSql, user_id: str, relation_id: str, when: datetime,
+                   invalid_at: datetime | None) -> GraphRelation:
+    _lock(db, sql, user_id)
+    graph = read_graph(db, sql, user_id)
+    relation = next((r for r in graph.relations if r.id == relation_id), None)
+    if relation is None:
+        raise NotFound(f"relation {relation_id} not found among user {user_id}'s relations (an unknown id, or "
+                       "another user's relation)")
+    text = relation.describe(graph.names())
+    if not relation.is_current:
+        raise InvalidInput(f"relation {relation_id} ({text}) was already closed at {_time(relation.invalid_at)}")
+    ended = invalid_at or when
+    if ended.tzinfo is None:
+        ended = ended.replace(tzinfo=UTC)
+    if relation.valid_at is not None and ended < relation.valid_at:
+        raise InvalidInput(f"relation {relation_id} ({text}) began at {_time(relation.valid_at)}: it cannot end "
+                           "before that")
+    relation.invalid_at = ended
+    _write_relation(db, sql, relation, when)
+    _history(db, sql, user_id, GraphEvent(relation.id, "relation", "CLOSE", text, text, when))
+    return relation
 
 
 def forget_graph(db: Any, sql: GraphSql, user_id: str) -> None:

@@ -69,7 +69,7 @@ from jiyi.stores.base import (
     Tally,
     Vitals,
 )
-from jiyi.stores.entities import Graph, GraphChange, GraphEvent
+from jiyi.stores.entities import EntityMerge, Graph, GraphChange, GraphEntity, GraphEvent, GraphRelation
 from jiyi.stores.postgres.codec import (
     CHAR_PREFIX,
     DELIVERY_COLUMNS,
@@ -574,6 +574,26 @@ class PostgresStore:
     def forget_graph(self, user_id: str) -> None:
         with self._write() as db:
             graph_tables.forget_graph(db, graph_tables.POSTGRES, user_id)
+
+    def entity_memory_counts(self, user_id: str) -> dict[str, int]:
+        with self._connection() as db:
+            return graph_tables.entity_memory_counts(db, graph_tables.POSTGRES, user_id)
+
+    def merge_entities(self, user_id: str, keep_id: str, merge_id: str, when: datetime) -> EntityMerge:
+        with self._write() as db:
+            merged = graph_tables.merge_entities(db, graph_tables.POSTGRES, user_id, keep_id, merge_id, when)
+            return merged
+
+    def rename_entity(self, user_id: str, entity_id: str, name: str, when: datetime) -> GraphEntity:
+        with self._write() as db:
+            renamed = graph_tables.rename_entity(db, graph_tables.POSTGRES, user_id, entity_id, name, when)
+            return renamed
+
+    def close_relation(self, user_id: str, relation_id: str, when: datetime,
+                       invalid_at: datetime | None = None) -> GraphRelation:
+        with self._write() as db:
+            closed = graph_tables.close_relation(db, graph_tables.POSTGRES, user_id, relation_id, when, invalid_at)
+            return closed
 
     # --- reads ----------------------------------------------------------------------------------------------
 
