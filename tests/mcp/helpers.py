@@ -17,7 +17,8 @@ from mcp.client.streamable_http import streamable_http_client
 import jiyi
 
 JIYI_TOOLS = {"memory_add", "memory_search", "memory_get_context", "memory_update", "memory_forget", "memory_list",
-              "memory_history"}
+              "memory_history", "memory_entities", "memory_relations", "memory_merge_entities", "memory_rename_entity",
+              "memory_close_relation"}
 MEM0_TOOLS = {"add_memory", "search_memories", "get_memories", "get_memory", "update_memory", "delete_memory",
               "delete_all_memories", "list_entities", "delete_entities"}
 

@@ -34,7 +34,8 @@ MEM0_ARGUMENTS = {
     "list_entities": (set(), []),
     "delete_entities": ({"user_id", "agent_id", "app_id", "run_id"}, []),
 }
-WRITES = {"memory.add", "memory.update", "memory.forget", "add_memory", "update_memory", "delete_memory",
+WRITES = {"memory.add", "memory.update", "memory.forget", "memory.merge_entities", "memory.rename_entity",
+          "memory.close_relation", "add_memory", "update_memory", "delete_memory",
           "delete_all_memories", "delete_entities"}
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
-from jiyi.errors import InvalidInput, NotFound
+from jiyi.entity_view import entity_item, entity_items, entity_store, names_of, relation_item, relation_items
+from jiyi.errors import Forbidden, InvalidInput, NotFound
 from jiyi.mcp.caller import Caller
 from jiyi.mcp.context import conversation_context
 from jiyi.memory import AsyncMemory
@@ -105,6 +107,78 @@ async def history(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> 
         if record is None or not caller.sees(record.scope.as_dict()):
             raise NotFound(f"memory {memory_id} not found")
     return {"memory_id": memory_id, "history": await memory.history(memory_id)}
+
+
+# --- the user's entity graph (entity_view.py shapes it; the store's EntityStore port keeps it) -------------------
+
+
+def _graph_user(caller: Caller, args: dict[str, Any]) -> str:
+    """Whose graph: the caller's user. The graph is made from all of the user's memories, every agent's, so a
+    connection held to one agent reaches none of it."""
+    user_id = caller.user(args.get("user_id"))
+    assert user_id is not None  # required
+    if caller.agent_id is not None:
+        raise Forbidden(f"the entity graph is user {user_id}'s as a whole, made from every agent's memories: a "
+                        f"connection held to agent {caller.agent_id} can neither read nor change it")
+    return user_id
+
+
+async def entities(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    user_id = _graph_user(caller, args)
+    found = await asyncio.to_thread(entity_items, entity_store(memory.store), user_id, args.get("kind"))
+    return {"user_id": user_id, "count": len(found), "results": found[:args.get("limit", 100)]}
+
+
+async def relations(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    user_id = _graph_user(caller, args)
+    found = await asyncio.to_thread(relation_items, entity_store(memory.store), user_id, args.get("entity_id"),
+                                    bool(args.get("include_closed")))
+    return {"user_id": user_id, "count": len(found), "results": found}
+
+
+async def merge_entities(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    user_id, store = _graph_user(caller, args), entity_store(memory.store)
+
+    def merge() -> dict[str, Any]:
+        merged = store.merge_entities(user_id, args["keep_id"], args["merge_id"], memory.clock())
+        graph = store.graph(user_id)
+        kept = entity_item(merged.entity, graph, names_of(graph, user_id),
+                           store.entity_memory_counts(user_id).get(merged.entity.id, 0))
+        return {"entity": kept, "merged_id": args["merge_id"], "moved_relations": merged.moved,
+                "joined_relations": merged.joined, "dropped_relations": merged.dropped,
+                "message": f"Merged into {merged.entity.name}: its aliases are now {', '.join(kept['aliases'])}."}
+
+    return await asyncio.to_thread(merge)
+
+
+async def rename_entity(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    user_id, store = _graph_user(caller, args), entity_store(memory.store)
+    renamed = await asyncio.to_thread(store.rename_entity, user_id, args["entity_id"], args["name"], memory.clock())
+    return {"id": renamed.id, "kind": renamed.kind, "name": renamed.name, "aliases": renamed.surface_forms()[1:],
+            "message": f"Renamed: {renamed.name}; the old name stays an alias."}
+
+
+def _moment(value: str | None, name: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise InvalidInput(f"{name} must be an ISO 8601 date or time, such as 2026-03-01 or "
+                           "2026-03-01T18:00:00+08:00") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+async def close_relation(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    user_id, store = _graph_user(caller, args), entity_store(memory.store)
+    ended_at = _moment(args.get("ended_at"), "ended_at")
+
+    def close() -> dict[str, Any]:
+        closed = store.close_relation(user_id, args["relation_id"], memory.clock(), ended_at)
+        return {"relation": relation_item(closed, names_of(store.graph(user_id), user_id)),
+                "message": "Closed: kept in the history with when it ended, no longer current."}
+
+    return await asyncio.to_thread(close)
 
 
 # --- mem0's tools (mem0-mcp-server's names and arguments) --------------------------------------------------------
@@ -202,6 +276,11 @@ HANDLERS: dict[str, Handler] = {
     "memory.forget": forget,
     "memory.list": list_memories,
     "memory.history": history,
+    "memory.entities": entities,
+    "memory.relations": relations,
+    "memory.merge_entities": merge_entities,
+    "memory.rename_entity": rename_entity,
+    "memory.close_relation": close_relation,
     "add_memory": add_memory,
     "search_memories": search_memories,
     "get_memories": get_memories,

@@ -41,9 +41,13 @@ INSTRUCTIONS = (
     "memory.get_context with the recent messages; before answering anything that depends on the user, call "
     "memory.search. When the user tells you something lasting about themselves, save it with memory.add (one short "
     "sentence each); when a memory is wrong or has changed, memory.update; when the user asks you to forget "
-    "something, memory.forget with the reason.\n"
+    "something, memory.forget with the reason. Who is who in the user's life (names, aliases, relations over time) "
+    "is in memory.entities and memory.relations; when the user corrects it, memory.merge_entities, "
+    "memory.rename_entity or memory.close_relation.\n"
     "对话开始时（以及话题变化时）调用 memory.get_context；回答与用户有关的问题前先 memory.search；用户说到值得长期"
-    "记住的事用 memory.add，信息变了用 memory.update，用户要求忘掉时用 memory.forget 并写明原因。")
+    "记住的事用 memory.add，信息变了用 memory.update，用户要求忘掉时用 memory.forget 并写明原因。用户生活中的人和事"
+    "（名字、别称、随时间变化的关系）在 memory.entities 和 memory.relations 里；用户纠正时用 memory.merge_entities、"
+    "memory.rename_entity 或 memory.close_relation。")
 
 
 def build_mcp_server(memory: AsyncMemory | Callable[[], AsyncMemory], resolve_caller: CallerResolver, *,

@@ -1,9 +1,12 @@
 """The MCP tools: names, JSON schemas and descriptions written for the model that reads them.
 
 Two families. jiyi's own (`memory.add`, `memory.search`, `memory.get_context`, `memory.update`, `memory.forget`,
-`memory.list`, `memory.history`; the design's §7), and mem0's MCP server's, with its exact names and argument names
-(mem0-mcp-server 0.2.1 on PyPI, github.com/mem0ai/mem0-mcp) so that an agent prompt or a client set up for mem0's
-server works unchanged.
+`memory.list`, `memory.history`; the design's §7; and for the user's entity graph `memory.entities`,
+`memory.relations`, `memory.merge_entities`, `memory.rename_entity`, `memory.close_relation`), and mem0's MCP
+server's, with its exact names and argument names (mem0-mcp-server 0.2.1 on PyPI, github.com/mem0ai/mem0-mcp) so
+that an agent prompt or a client set up for mem0's server works unchanged. mem0's server has no tools for its graph,
+and its `list_entities` means the users, agents and runs that have memories: so the graph's tools are jiyi's own,
+named as jiyi's are (`memory.entities`, not another `list_entities`).
 
 Tool names: the MCP specification (2025-11-25) allows dots, but several clients refuse them — Claude Desktop rejects
 the whole tool list (names must match ^[a-zA-Z0-9_-]{1,64}$), OpenAI's API and Codex, GitHub Copilot CLI and any client
@@ -19,6 +22,8 @@ from enum import StrEnum
 from typing import Any
 
 from mcp.types import Tool, ToolAnnotations
+
+from jiyi.stores.entities import ENTITY_KINDS
 
 DEFAULT_MAX_TEXT_CHARS = 65_536
 DEFAULT_MAX_QUERY_CHARS = 4_000
@@ -61,7 +66,8 @@ class ToolSpec:
 
 
 JIYI_TOOL_NAMES = ("memory.add", "memory.search", "memory.get_context", "memory.update", "memory.forget",
-                   "memory.list", "memory.history")
+                   "memory.list", "memory.history", "memory.entities", "memory.relations", "memory.merge_entities",
+                   "memory.rename_entity", "memory.close_relation")
 MEM0_TOOL_NAMES = ("add_memory", "search_memories", "get_memories", "get_memory", "update_memory", "delete_memory",
                    "delete_all_memories", "list_entities", "delete_entities")
 
@@ -106,7 +112,9 @@ FILTERS = {
                     "{\"NOT\": …}. With an admin key, name the user here: {\"user_id\": \"alice\"}."),
 }
 ENABLE_GRAPH = {"type": "boolean", "description": "Accepted for mem0 compatibility and ignored here: these tools do "
-                                                  "not answer relations yet (the REST API does)."}
+                                                  "not answer relations (memory.relations does; so does the REST "
+                                                  "API)."}
+ENTITY_ID = _string("The entity's id, as memory.entities returns it.")
 
 
 def jiyi_tools(max_text_chars: int, max_query_chars: int) -> list[ToolSpec]:
@@ -221,6 +229,75 @@ def jiyi_tools(max_text_chars: int, max_query_chars: int) -> list[ToolSpec]:
             "forgotten. For \"when did I tell you that?\" / \"你什么时候记下的？\", or to explain a change.\n"
             "Example: {\"memory_id\": \"<id from memory.search or memory.list>\"}"),
             input_schema=_object({"memory_id": MEMORY_ID}, ["memory_id"])),
+        *entity_tools(),
+    ]
+
+
+def entity_tools() -> list[ToolSpec]:
+    """The user's entity graph (issue 32): who and what is in the user's life, how they are related, and the
+    corrections a person makes when the extraction got it wrong."""
+    return [
+        ToolSpec("memory.entities", "People and things in the user's life", description=(
+            "The people, pets, places, organisations, things and events jiyi knows from the user's conversations, "
+            "each with its id, kind, name, aliases (表姐, my cousin…), how many memories mention it and its current "
+            "relations to the user and to each other (\"Arjun brother_of alice\"). Use it for \"who is in my "
+            "life?\" / \"你都知道我家里有谁？\", or to find the ids to correct with memory.merge_entities, "
+            "memory.rename_entity or memory.close_relation. (mem0's list_entities lists users, agents and runs "
+            "instead.)\n"
+            "Examples: {}; {\"kind\": \"pet\"}; {\"kind\": \"person\", \"limit\": 20}"),
+            input_schema=_object({
+                "kind": {"type": "string", "enum": list(ENTITY_KINDS), "description": "Only entities of this kind."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100,
+                          "description": "How many at most (default 100), those most talked about first."},
+                "user_id": USER_ID,
+            })),
+        ToolSpec("memory.relations", "Relations over time", description=(
+            "How the people and things in the user's life are related, with when each relation began (valid_at) "
+            "and, for one that ended, when (invalid_at: a move closes \"lives_in Denver\", a breakup closes "
+            "\"girlfriend_of\"), and the ids of the memories it came from. Current ones only unless "
+            "include_closed; one entity's only with entity_id. For \"我哥现在在哪？\" / \"where did my sister "
+            "live before?\", or to find a relation's id for memory.close_relation.\n"
+            "Examples: {}; {\"entity_id\": \"<id from memory.entities>\", \"include_closed\": true}"),
+            input_schema=_object({
+                "entity_id": {**ENTITY_ID, "description": "Only this entity's relations."},
+                "include_closed": {"type": "boolean", "default": False,
+                                   "description": "Also the relations that ended (default: current ones only)."},
+                "user_id": USER_ID,
+            })),
+        ToolSpec("memory.merge_entities", "Merge two entities", description=(
+            "Two entities that are one (阿俊 and Arjun, both the user's brother; \"my cousin\" and 小雅) become the "
+            "one kept: its aliases gain the other's name and aliases, the other's relations and memories move to "
+            "it (a relation both had becomes one), and the other is gone. Each change stays in the graph's history. "
+            "Only when the user confirms they are the same; find the ids with memory.entities.\n"
+            "Example: {\"keep_id\": \"<id of Arjun>\", \"merge_id\": \"<id of 阿俊>\"}"),
+            input_schema=_object({
+                "keep_id": {**ENTITY_ID, "description": "The entity that stays (its name and kind are kept)."},
+                "merge_id": {**ENTITY_ID, "description": "The entity merged into it, then gone."},
+                "user_id": USER_ID,
+            }, ["keep_id", "merge_id"]),
+            writes=True, destructive=True),
+        ToolSpec("memory.rename_entity", "Rename an entity", description=(
+            "Give an entity its right name (\"我妈\" → 王丽, a nickname → the full name); the old name stays an alias, "
+            "so what was said with it still finds the entity.\n"
+            "Example: {\"entity_id\": \"<id>\", \"name\": \"王丽\"}"),
+            input_schema=_object({
+                "entity_id": ENTITY_ID,
+                "name": _string("The new name.", 200),
+                "user_id": USER_ID,
+            }, ["entity_id", "name"]),
+            writes=True),
+        ToolSpec("memory.close_relation", "End a relation", description=(
+            "A relation that no longer holds (the user left a job, moved away, broke up: \"我已经从那家公司离职了\") "
+            "is closed: it stays in the "
+            "history with when it ended, and is no longer current, so search and memory.entities stop treating it "
+            "as true. Find its id with memory.relations.\n"
+            "Examples: {\"relation_id\": \"<id>\"}; {\"relation_id\": \"<id>\", \"ended_at\": \"2026-03-01\"}"),
+            input_schema=_object({
+                "relation_id": _string("The relation's id, as memory.relations or memory.entities returns it."),
+                "ended_at": _string("When it ended, as an ISO 8601 date or time (default: now).", 40),
+                "user_id": USER_ID,
+            }, ["relation_id"]),
+            writes=True),
     ]
 
 
