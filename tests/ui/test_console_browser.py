@@ -232,3 +232,68 @@ def test_screenshots_show_chinese_text(make_server: Callable[..., RunningServer]
         return [measure('用户记忆'), measure('\\u{10FFFF}\\u{10FFFE}\\u{10FFFD}\\u{10FFFC}')];
     }""")
     assert widths[0] > 0 and widths[0] != widths[1], widths
+
+
+def test_the_people_and_things_in_a_users_life(make_server: Callable[..., RunningServer], contexts: Any) -> None:
+    """From a user's memories to the entity list and an entity's page: its picture, relations over time and the
+    memories behind them; merge, rename, close a relation; Chinese labels; a user key kept to its own user's."""
+    server = make_server(**KEYS)
+    with api(server.url) as admin:
+        for user, text in [("alice", "My older brother Arjun started law school in Chicago"),
+                           ("alice", "我哥哥叫阿俊，在芝加哥读法学院"), ("alice", "I work at Initech"),
+                           ("bob", "My cat Mochi is sick")]:
+            ok(admin.post("/memories", json={"messages": [{"role": "user", "content": text}], "user_id": user,
+                                             "infer": False}))
+    bob_cat = next(e.id for e in _store(server).graph("bob").entities.values())
+    page = contexts(server.url).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("dialog", lambda dialog: dialog.accept())  # merge and close ask first
+    login(page, ADMIN_KEY, "/ui/users")
+
+    page.goto("/ui/users/alice/memories")
+    page.click("#entities-tab")
+    page.wait_for_url("**/ui/users/alice/entities")
+    expect(page.locator("#entities-table tbody tr")).to_have_count(4)
+    expect(page.locator("#entities-table")).to_contain_text("my older brother")
+    shot(page, "entities")
+    page.click("#entities-table a:text('Arjun')")
+    expect(page.locator("#entity-name")).to_contain_text("Arjun")
+    expect(page.locator("#entity-graph svg")).to_be_visible()
+    expect(page.locator("#entity-graph svg")).to_contain_text("alice (the user)")
+    behind = page.locator("#relations-table ul.behind a")
+    expect(behind).to_have_text(["My older brother Arjun started law school in Chicago"])
+
+    page.select_option("#merge-id", label="阿俊 (person)")
+    page.click("#merge-form button[type=submit]")
+    expect(page.locator("#done")).to_be_visible()
+    expect(page.locator("#entity-aliases")).to_contain_text("阿俊")
+    expect(page.locator("#relations-table tbody tr[data-status=current]")).to_have_count(2)
+    expect(page.locator("#entity-graph svg")).to_contain_text("芝加哥")
+    shot(page, "entity")
+    page.fill("#rename-name", "Arjun Mehta")
+    page.click("#rename-form button[type=submit]")
+    expect(page.locator("#entity-name")).to_contain_text("Arjun Mehta")
+    expect(page.locator("#entity-aliases")).to_contain_text("Arjun")
+
+    page.click("#relations-table tr:has-text('芝加哥') button.close-relation")
+    expect(page.locator("#relations-table tbody tr[data-status=closed]")).to_have_count(1)
+    expect(page.locator("#entity-graph line.edge.closed")).to_have_count(1)
+    page.click("#entity-graph a:has-text('芝加哥')")  # a neighbour in the picture opens its page
+    expect(page.locator("#entity-name")).to_contain_text("芝加哥")
+    expect(page.locator("#relations-table")).to_contain_text("Arjun Mehta")
+
+    page.click("a[lang=zh-CN]")
+    expect(page.locator("#relations h2")).to_have_text("关系的变化")
+    expect(page.locator("#relations-table")).to_contain_text("已结束")
+    shot(page, "zh-entity")
+    assert errors == [], errors
+
+    mine = contexts(server.url).new_page()
+    login(mine, ALICE_KEY, "/ui/users/alice")
+    for path in ["/ui/users/bob/entities", f"/ui/users/bob/entities/{bob_cat}", f"/ui/users/alice/entities/{bob_cat}"]:
+        response = mine.goto(path)
+        assert response is not None and response.status == 404, path
+        assert "Mochi" not in mine.content()
+    mine.goto("/ui/users/alice/entities")
+    expect(mine.locator("#entities-table")).to_contain_text("Arjun Mehta")

@@ -13,6 +13,7 @@ from jiyi.core.categories import DEFAULT_NAMES
 from jiyi.records import Category, Event, Layer, MemoryType, Source, TurnStatus
 from jiyi.server.ui import i18n
 from jiyi.server.ui.i18n import MESSAGES, Translator, negotiate
+from jiyi.stores.entities import ENTITY_KINDS
 
 UI = Path(i18n.__file__).parent
 LITERAL_KEY = re.compile(r"""\bt\(\s*["']([a-z_]+\.[A-Za-z_.0-9-]+)["']""")
@@ -30,7 +31,7 @@ def test_every_label_has_both_languages_with_the_same_placeholders() -> None:
 
 def test_every_key_the_pages_name_exists() -> None:
     named = set()
-    for source in [*UI.glob("templates/*.html"), UI / "routes.py"]:
+    for source in [*UI.glob("templates/*.html"), *UI.glob("*.py")]:
         named |= set(LITERAL_KEY.findall(source.read_text(encoding="utf-8")))
     assert named and not named - set(MESSAGES), sorted(named - set(MESSAGES))
 
@@ -39,6 +40,7 @@ def test_every_key_the_pages_name_exists() -> None:
     ("layer", [v.value for v in Layer]), ("category", [v.value for v in Category]),
     ("type", [v.value for v in MemoryType]), ("source", [v.value for v in Source]),
     ("event", [v.value for v in Event]), ("turn", [v.value for v in TurnStatus]), ("topic", list(DEFAULT_NAMES)),
+    ("kind", [*ENTITY_KINDS, "user"]), ("event", ["ADD", "UPDATE", "CLOSE", "DELETE", "MERGE"]),  # GraphEvent's
 ])
 def test_every_value_the_console_shows_has_a_label(prefix: str, values: list[str]) -> None:
     assert [v for v in values if f"{prefix}.{v}" not in MESSAGES] == []

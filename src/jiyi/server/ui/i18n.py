@@ -64,6 +64,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "tab.overview": ("Overview", "概览"),
     "tab.memories": ("Memories", "记忆"),
     "tab.search": ("Search", "检索"),
+    "tab.entities": ("People & things", "人物与事物"),
     "scope.user": ("User {user}", "用户 {user}"),
     "scope.agent": ("agent {agent}", "角色 {agent}"),
     "scope.run": ("run {run}", "会话 {run}"),
@@ -80,6 +81,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "action.promote": ("Promote to core", "提升为核心记忆"),
     "action.retry": ("Retry", "重试"),
     "action.retry_all": ("Retry all failed turns", "重试所有失败的对话轮次"),
+    "action.rename": ("Rename", "改名"),
+    "action.merge": ("Merge", "合并"),
+    "action.close_relation": ("Close", "结束"),
     # login
     "login.title": ("Sign in to the jiyi console", "登录 jiyi 记忆控制台"),
     "login.explain": ("This server needs an API key. Enter it once: the browser keeps only a session cookie, "
@@ -306,6 +310,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "done.deleted": ("Deleted. It can be restored until it is purged.", "已删除。在被永久清除之前可以恢复。"),
     "done.restored": ("Restored: the memory is searchable again.", "已恢复：该记忆可以再次被检索到。"),
     "done.promoted": ("Promoted to a core memory.", "已提升为核心记忆。"),
+    "done.renamed": ("Renamed: the old name stays an alias.", "已改名：旧名字保留为别称。"),
+    "done.merged": ("Merged: its aliases, relations and memories are this entity's now.",
+                    "已合并：它的别称、关系和记忆都归入了这个实体。"),
+    "done.closed": ("Closed: the relation stays in the history with when it ended.",
+                    "已结束：这条关系连同结束时间保留在历史里。"),
     # why remembered
     "why.title": ("Why it is remembered", "为什么记得这件事"),
     "why.messages": ("What was said", "原话"),
@@ -336,6 +345,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "event.MERGE": ("MERGE", "合并"),
     "event.KEEP": ("KEEP", "保留"),
     "event.RESTORE": ("RESTORE", "恢复"),
+    "event.CLOSE": ("CLOSE", "结束"),
     # errors
     "status.400": ("Bad request", "请求有误"),
     "status.401": ("Sign-in needed", "需要登录"),
@@ -354,5 +364,63 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "error.no_user": ("No user {user} here.", "这里没有用户 {user}。"),
     "error.no_memory": ("No memory {memory} here.", "这里没有记忆 {memory}。"),
     "error.no_event": ("No event {event} here.", "这里没有事件 {event}。"),
+    "error.no_entity": ("No entity {entity} here.", "这里没有实体 {entity}。"),
+    "error.graph_agent": ("The people and things in a user's life are made from every agent's memories: a key held "
+                          "to agent {agent} does not reach them.",
+                          "用户生活中的人物与事物来自所有角色的记忆：仅限角色 {agent} 的密钥无法查看。"),
     "error.unreachable": ("The jiyi server cannot be reached.", "无法连接 jiyi 服务。"),
+    # the entity graph: people, pets, places… in a user's life
+    "entities.explain": ("The people, pets, places, organisations, things and events jiyi knows from this user's "
+                         "conversations, with their other names and how many memories mention them.",
+                         "jiyi 从这个用户的对话中认识的人、宠物、地点、机构、物品和事件，以及它们的别称和提到它们的记忆数。"),
+    "entities.count": ("{count} entities", "共 {count} 个实体"),
+    "entities.none": ("No entities yet: they come from what the user says about the people and things in their "
+                      "life.", "还没有实体：它们来自用户谈到的生活中的人和事。"),
+    "field.kind": ("Kind", "类别"),
+    "field.name": ("Name", "名称"),
+    "field.aliases": ("Also called", "别称"),
+    "field.memories": ("Memories", "记忆数"),
+    "field.current_relations": ("Current relations", "当前关系"),
+    "field.relation": ("Relation", "关系"),
+    "field.status": ("Status", "状态"),
+    "field.valid_at": ("Since", "开始时间"),
+    "field.invalid_at": ("Until", "结束时间"),
+    "kind.person": ("person", "人物"),
+    "kind.pet": ("pet", "宠物"),
+    "kind.place": ("place", "地点"),
+    "kind.organisation": ("organisation", "机构"),
+    "kind.thing": ("thing", "物品"),
+    "kind.event": ("event", "事件"),
+    "kind.user": ("the user", "用户本人"),
+    "relation.current": ("current", "当前"),
+    "relation.closed": ("ended", "已结束"),
+    "relation.ended": ("ended", "已结束"),
+    "entity.user_node": ("{user} (the user)", "{user}（用户本人）"),
+    "entity.picture_label": ("{name} and the entities related to it", "{name} 及与之相关的实体"),
+    "entity.neighbours": ("Related to", "关联"),
+    "entity.neighbours_explain": ("Every entity one relation away; an arrow points from who the relation is about "
+                                  "(\"A brother_of B\": A is B's brother), a dashed line is a relation that ended.",
+                                  "一步之内的所有关联实体；箭头从关系的主体指出（“A brother_of B”：A 是 B 的兄弟），"
+                                  "虚线表示已结束的关系。"),
+    "entity.more_neighbours": ("and {count} more, in the table below", "另有 {count} 个，见下表"),
+    "entity.relations": ("Relations over time", "关系的变化"),
+    "entity.relations_explain": ("Current relations first; an ended one keeps when it began and ended. Each lists "
+                                 "the memories it came from.", "当前关系在前；已结束的关系保留开始和结束时间。"
+                                 "每条关系都列出它来自哪些记忆。"),
+    "entity.behind": ("From the memories", "来自记忆"),
+    "entity.memory_deleted": ("deleted", "已删除"),
+    "entity.memory_gone": ("no longer kept", "已不存在"),
+    "entity.no_relations": ("No relations.", "没有关系。"),
+    "entity.mentioned_in": ("Memories that mention it", "提到它的记忆"),
+    "entity.no_memories": ("No live memory mentions it.", "没有现存的记忆提到它。"),
+    "entity.correct": ("Correct", "纠正"),
+    "entity.rename_label": ("Its name", "名称"),
+    "entity.rename_note": ("The old name stays an alias, so what was said with it still finds this entity.",
+                           "旧名字保留为别称，用旧名字说过的话仍能找到这个实体。"),
+    "entity.merge_label": ("The same as {name}:", "与 {name} 是同一个："),
+    "entity.merge_confirm": ("Merge it into {name}? Its aliases, relations and memories move here and it is gone; "
+                             "this cannot be undone.", "把它合并进 {name}？它的别称、关系和记忆都会移到这里，"
+                             "它本身将不再存在；此操作无法撤销。"),
+    "entity.close_confirm": ("End this relation now? It stays in the history with when it ended.",
+                             "现在结束这条关系？它会连同结束时间保留在历史里。"),
 }

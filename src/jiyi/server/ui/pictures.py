@@ -70,8 +70,8 @@ def _text(x: float, y: float, text: str, anchor: str = "middle", cls: str = "") 
     return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{css}>{escape(text)}</text>'
 
 
-def _svg(width: int, height: int, label: str, body: list[str]) -> Markup:
-    return Markup(f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+def _svg(width: int, height: int, label: str, body: list[str], cls: str = "chart") -> Markup:
+    return Markup(f'<svg class="{cls}" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
                   f'aria-label="{escape(label)}"><title>{escape(label)}</title>{"".join(body)}</svg>')
 
 
@@ -141,3 +141,69 @@ def lines(label: str, xlabels: Sequence[str], series: Sequence[tuple[str, str, S
         body.append(_text(x + 14, 15, name, anchor="start", cls="legend"))
         x += 24 + 9 * len(name) + 6 * sum(1 for c in name if ord(c) > 0x2E80)
     return _svg(width, height, label, body)
+
+
+KIND_COLORS = {"user": "#1f2430", "person": "#2f6fde", "pet": "#e08a1e", "place": "#3a9a5b",
+               "organisation": "#9b59b6", "thing": "#7f8c8d", "event": "#c0392b"}
+MAX_NEIGHBOURS = 16  # more would not be readable around one node; the page's table lists them all
+
+
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    """An entity in the picture: its name, kind (a KIND_COLORS key), the page it links to, and for a neighbour
+    the relations between it and the entity in the middle: (relation, from the middle outwards, current)."""
+
+    name: str
+    kind: str
+    href: str | None = None
+    edges: tuple[tuple[str, bool, bool], ...] = ()
+
+
+def _short(name: str, limit: int = 18) -> str:
+    return name if len(name) <= limit else name[:limit - 1] + "…"
+
+
+def _node(x: float, y: float, radius: int, node: GraphNode, cls: str) -> str:
+    color = KIND_COLORS.get(node.kind, KIND_COLORS["thing"])
+    body = (f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius}" fill="{color}"/>'
+            f'{_text(x, y + radius + 15, _short(node.name), cls="name")}')
+    inner = f'<g class="{cls}" data-kind="{escape(node.kind)}"><title>{escape(node.name)}</title>{body}</g>'
+    return f'<a href="{escape(node.href)}">{inner}</a>' if node.href else inner
+
+
+def neighbourhood(label: str, centre: GraphNode, neighbours: Sequence[GraphNode], ended: str,
+                  width: int = 760) -> Markup:
+    """The entity in the middle and its one-hop neighbours around it, an edge to each labelled with the relations
+    between them (an arrow where they all point one way; dashed when none is current, `ended` after a closed one).
+    At most MAX_NEIGHBOURS neighbours, in the order given."""
+    shown = list(neighbours[:MAX_NEIGHBOURS])
+    few = len(shown) <= 2  # one or two sit left and right of the middle: a low picture
+    height = 200 if few else 440
+    start = np.pi if few else -np.pi / 2
+    cx, cy = width / 2, height / 2 - 8
+    orbit_x, orbit_y = width / 2 - 90, height / 2 - 50
+    body = ['<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+            'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#8a93a6"/></marker></defs>']
+    nodes = []
+    for i, node in enumerate(shown):
+        angle = start + 2 * np.pi * i / max(len(shown), 1)
+        x, y = cx + orbit_x * np.cos(angle), cy + orbit_y * np.sin(angle)
+        dx, dy = x - cx, y - cy
+        length = float(np.hypot(dx, dy)) or 1.0
+        ux, uy = dx / length, dy / length
+        x1, y1, x2, y2 = cx + ux * 30, cy + uy * 30, x - ux * 22, y - uy * 22  # from rim to rim
+        directions = {outgoing for _, outgoing, _ in node.edges}
+        current = any(is_current for _, _, is_current in node.edges)
+        marker = ""
+        if directions == {True}:
+            marker = ' marker-end="url(#arrow)"'
+        elif directions == {False}:
+            marker = ' marker-start="url(#arrow)"'
+        text = ", ".join(relation + ("" if is_current else f" ({ended})") for relation, _, is_current in node.edges)
+        body.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+                    f'class="edge{"" if current else " closed"}"{marker}/>')
+        body.append(_text(cx + dx * 0.55, cy + dy * 0.55 - 4, text, cls="edge"))
+        nodes.append(_node(x, y, 20, node, "node"))
+    body.extend(nodes)  # drawn over the edges
+    body.append(_node(cx, cy, 30, centre, "node centre"))
+    return _svg(width, height, label, body, cls="chart graph")
