@@ -16,7 +16,17 @@ from jiyi.core.forgetting import ForgettingCurve, last_reinforced
 from jiyi.errors import InvalidInput
 from jiyi.records import Category, MemoryRecord, MemoryType, Scope
 from jiyi.server.ui.data import parse_conversation
-from jiyi.server.ui.pictures import HORIZONS, bucket_of, grouped_bars, horizontal_bars, lines, retention_spread
+from jiyi.server.ui.pictures import (
+    HORIZONS,
+    MAX_NEIGHBOURS,
+    GraphNode,
+    bucket_of,
+    grouped_bars,
+    horizontal_bars,
+    lines,
+    neighbourhood,
+    retention_spread,
+)
 from jiyi.server.ui.rendering import link_ids
 from jiyi.stores.base import Vitals
 
@@ -69,6 +79,24 @@ def test_pictures_escape_their_text() -> None:
     for svg in (grouped_bars(evil, [evil], [(evil, "#000", [3])]), horizontal_bars(evil, [(evil, 2, "#000")]),
                 lines(evil, [evil, evil], [(evil, "#000", [1, 2])])):
         assert "<script>" not in svg and "&lt;script&gt;" in svg and svg.startswith("<svg")
+
+
+def test_an_entitys_neighbourhood_points_each_relation_its_way_and_escapes_names() -> None:
+    centre = GraphNode("<b>Arjun</b>", "person")
+    neighbours = [GraphNode("alice", "user", None, (("brother_of", True, True),)),
+                  GraphNode("Chicago & co", "place", "/ui/users/alice/entities/c?x=1&y=2",
+                            (("lives_in", True, False),)),
+                  GraphNode("Priya", "person", "/ui/users/alice/entities/p", (("girlfriend_of", False, True),
+                                                                                ("friend_of", True, True)))]
+    svg = str(neighbourhood("Arjun's neighbours", centre, neighbours, "ended"))
+    assert "<b>" not in svg and "&lt;b&gt;Arjun&lt;/b&gt;" in svg and "Chicago &amp; co" in svg
+    assert 'href="/ui/users/alice/entities/c?x=1&amp;y=2"' in svg and svg.count("<a href=") == 2  # the user: no page
+    edges = [line.split("/>")[0] for line in svg.split("<line ")[1:]]
+    assert ['class="edge closed"' in edge for edge in edges] == [False, True, False]  # only the Chicago one ended
+    assert "lives_in (ended)" in svg and "girlfriend_of, friend_of" in svg
+    assert 'marker-end="url(#arrow)"' in edges[0] and "marker" not in edges[2]  # Priya: both ways, no arrow
+    many = [GraphNode(f"n{i}", "thing", None, (("knows", True, True),)) for i in range(MAX_NEIGHBOURS + 5)]
+    assert str(neighbourhood("many", centre, many, "ended")).count("<circle") == MAX_NEIGHBOURS + 1
 
 
 def test_memory_ids_in_reasons_become_links_and_the_rest_stays_text() -> None:
