@@ -5,10 +5,14 @@ memory_add, corrected the way a user would ask for it, one user never reaching a
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 
 from jiyi import AsyncMemory, build_embedder, build_store
@@ -164,3 +168,76 @@ def test_over_http_the_key_decides_whose_graph(make_server: Callable[..., Runnin
                                                                               "name": "x"})
 
     asyncio.run(scenario())
+
+
+# --- a property: over random callers, graph tools and ids (anyone's), no caller sees or changes another's graph ---
+
+PEOPLE = {"alice": ("Arjun", "Denver"), "bob": ("Bashir", "Lagos"), "carol": ("Chidi", "Oslo")}
+
+
+class GraphWorld:
+    def __init__(self, path: Path) -> None:
+        self.memory = AsyncMemory(build_store(f"sqlite:///{path}"), build_embedder("hashing"))
+        for user, (brother, city) in PEOPLE.items():
+            for text in (f"My older brother {brother} started law school", f"I live in {city}"):
+                asyncio.run(self.memory.add([{"role": "user", "content": text}], user_id=user, infer=False))
+        store = self.memory.store
+        assert isinstance(store, EntityStore)
+        self.store = store
+        self.ids = {user: ([*store.graph(user).entities], [r.id for r in store.graph(user).relations])
+                    for user in PEOPLE}
+        assert all(len(entities) == 2 and len(relations) == 2 for entities, relations in self.ids.values())
+
+
+@pytest.fixture(scope="module")
+def graph_world(tmp_path_factory: pytest.TempPathFactory) -> GraphWorld:
+    return GraphWorld(tmp_path_factory.mktemp("graph-isolation") / "m.db")
+
+
+# An id is drawn as (owner, index) and looked up in the world when the call is made.
+ANYONES = st.tuples(st.sampled_from(list(PEOPLE)), st.integers(0, 1))
+
+
+@st.composite
+def graph_calls(draw: st.DrawFn) -> tuple[str, str, dict[str, Any]]:
+    named = st.sampled_from(list(PEOPLE))
+    tool, arguments = draw(st.one_of(
+        st.tuples(st.just("memory_entities"), st.fixed_dictionaries({}, optional={"user_id": named})),
+        st.tuples(st.just("memory_relations"), st.fixed_dictionaries(
+            {}, optional={"entity_id": ANYONES, "include_closed": st.booleans(), "user_id": named})),
+        st.tuples(st.just("memory_merge_entities"), st.fixed_dictionaries(
+            {"keep_id": ANYONES, "merge_id": ANYONES}, optional={"user_id": named})),
+        st.tuples(st.just("memory_rename_entity"), st.fixed_dictionaries(
+            {"entity_id": ANYONES, "name": st.just("Renamed")}, optional={"user_id": named})),
+        st.tuples(st.just("memory_close_relation"), st.fixed_dictionaries(
+            {"relation_id": ANYONES}, optional={"user_id": named})),
+    ))
+    return draw(st.sampled_from(list(PEOPLE))), tool, arguments
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graph_calls())
+def test_no_caller_reaches_another_users_graph(graph_world: GraphWorld, call: tuple[str, str, dict[str, Any]]) -> None:
+    caller, tool, arguments = call
+    for key in ("entity_id", "keep_id", "merge_id"):
+        if key in arguments:
+            owner, index = arguments[key]
+            arguments[key] = graph_world.ids[owner][0][index]
+    if "relation_id" in arguments:
+        owner, index = arguments["relation_id"]
+        arguments["relation_id"] = graph_world.ids[owner][1][index]
+    others = [user for user in PEOPLE if user != caller]
+    before = {user: graph_world.store.graph(user) for user in others}
+
+    async def run() -> Any:
+        async with connect(graph_world.memory, Caller(caller)) as client:
+            return await client.call_tool(tool, arguments)
+
+    result = asyncio.run(run())
+    event(f"{tool} {'error' if result.is_error else 'ok'}")
+    said = json.dumps(result.structured_content, ensure_ascii=False) + "".join(
+        getattr(block, "text", "") for block in result.content)
+    assert "failed inside jiyi" not in said, (tool, arguments, said)
+    for other in others:
+        assert graph_world.store.graph(other) == before[other], (caller, tool, arguments)
+        assert not any(name in said for name in PEOPLE[other]), (caller, tool, arguments, said)
