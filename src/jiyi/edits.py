@@ -199,10 +199,12 @@ class MemoryEdits:
         raise _lost_races(memory_id, "delete")
 
     def delete_scope(self, scope: Scope, where: Node | None) -> int:
+        """Delete every memory of `scope` that `where` selects; answers how many a listing showed, not counting the
+        messages an infer=True add keeps as evidence (deleted too: nothing of the scope stays searchable)."""
         records = self.store.list_records(scope, where, include_expired=True)
         for record in records:
             self.delete(record.id, None, "deleted with delete_all")
-        return len(records)
+        return sum(1 for record in records if record.category is not Category.MESSAGE)
 
     def delete_entity(self, kind: str, name: str, user_id: str | None, scope: Scope) -> dict[str, Any]:
         """Every memory of one user, agent or run (`scope`), and which entities that left with none."""

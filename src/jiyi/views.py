@@ -105,3 +105,17 @@ def turn_item(turn: TurnRecord) -> dict[str, Any]:
         "updated_at": _time(turn.updated_at),
         **turn.scope.as_dict(),
     }
+
+
+def entity_deletion(kind: str, name: str, deleted: dict[str, Any]) -> dict[str, Any]:
+    """The answer to deleting one user, agent or run (what Memory.delete_entity counted), with a sentence saying
+    what went: the REST route's and the MCP tool's. An entity an earlier delete emptied is said to be so, as mem0's
+    SDKs delete every listed entity in turn (the user before its agents)."""
+    if not deleted["memories"]:
+        said = f"{kind} {name} has no memories left (an earlier delete took them); nothing more to delete."
+    else:
+        others = [f"{e['type']} {e['name']}" for e in deleted["entities"] if (e["type"], e["name"]) != (kind, name)]
+        went = f"; {', '.join(others)} had no other memories and went with it" if others else ""
+        count = deleted["memories"]
+        said = f"Deleted {kind} {name}: {count} {'memory' if count == 1 else 'memories'}{went}."
+    return {"message": said, "deleted": deleted}

@@ -61,7 +61,7 @@ def test_every_tool_has_a_valid_schema_a_handler_and_a_name_every_client_takes()
 def test_a_read_only_caller_reads_but_never_writes(tmp_path: Path) -> None:
     memory = memory_at(tmp_path)
     reader = caller_for_principal(Principal("user", "alice", scope="read"))
-    assert reader == Caller("alice", None, may_write=False)
+    assert reader == Caller("alice", None, may_write=False, project_id="user-alice")
 
     async def scenario() -> None:
         async with Client(build_mcp_server(memory, lambda ctx: Caller("alice"))) as writer:
@@ -86,7 +86,7 @@ def test_a_read_only_caller_reads_but_never_writes(tmp_path: Path) -> None:
 def test_an_agent_key_is_held_to_its_agent(tmp_path: Path) -> None:
     memory = memory_at(tmp_path)
     coach = caller_for_principal(Principal("user", "alice", agent_id="coach"))
-    assert coach == Caller("alice", "coach")
+    assert coach == Caller("alice", "coach", project_id="user-alice")
 
     async def scenario() -> None:
         async with Client(build_mcp_server(memory, lambda ctx: Caller("alice"))) as owner:

@@ -13,6 +13,7 @@ from typing import Any
 
 from jiyi.errors import Forbidden, InvalidInput
 from jiyi.filters import named_values, split_scope
+from jiyi.projects import DEFAULT_PROJECT
 
 READ_ONLY = ("this API key is read-only (scope \"read\"): it may search and read memories, not add, change or "
              "delete them")
@@ -23,6 +24,7 @@ class Caller:
     user_id: str | None = None  # bound: every call is this user's
     agent_id: str | None = None  # bound: every call is this agent's (within the user)
     may_write: bool = True
+    project_id: str = DEFAULT_PROJECT  # whose project settings apply (its custom categories): the key's
 
     def user(self, asked: str | None, *, required: bool = True) -> str | None:
         """The user a call acts for: the bound one (refusing another), else the one it names."""
@@ -65,8 +67,9 @@ class Caller:
 
 def caller_for_principal(who: Any) -> Caller:
     """The MCP caller of a REST principal (server/auth.py): a user key is bound to its user (and agent), a "read"
-    key may not write; the admin key and an open server are bound to no one."""
+    key may not write; the admin key and an open server are bound to no one. Each is the key's project."""
     may_write = getattr(who, "scope", "write") != "read"
+    project_id = getattr(who, "project_id", DEFAULT_PROJECT)
     if getattr(who, "kind", None) == "user":
-        return Caller(who.user_id, getattr(who, "agent_id", None), may_write)
-    return Caller(None, getattr(who, "agent_id", None), may_write)
+        return Caller(who.user_id, getattr(who, "agent_id", None), may_write, project_id)
+    return Caller(None, getattr(who, "agent_id", None), may_write, project_id)

@@ -17,6 +17,8 @@ from jiyi.errors import Forbidden, InvalidInput, NotFound
 from jiyi.mcp.caller import Caller
 from jiyi.mcp.context import conversation_context
 from jiyi.memory import AsyncMemory
+from jiyi.projects import project_categories
+from jiyi.views import entity_deletion
 
 Handler = Callable[[AsyncMemory, Caller, dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -40,6 +42,12 @@ def _types(args: dict[str, Any]) -> dict[str, Any] | None:
     return {"jiyi.memory_type": {"in": types}} if types else None
 
 
+async def _categories(memory: AsyncMemory, caller: Caller) -> list[Any] | None:
+    """The caller's project's own categories (set with mem0's project API), None for mem0's: what the platform
+    routes categorise the project's memories in."""
+    return await project_categories(memory.store, caller.project_id)
+
+
 async def _owned(memory: AsyncMemory, caller: Caller, memory_id: str) -> dict[str, Any]:
     """The memory, if this caller may see it; another user's memory is simply not found."""
     item = await memory.get(memory_id)
@@ -56,7 +64,8 @@ async def add(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict
     if not content:
         raise InvalidInput("content must not be blank")
     result = await memory.add([{"role": "user", "content": content}], **_scope(caller, args), infer=False,
-                              memory_type=args.get("memory_type"), importance=args.get("importance"))
+                              memory_type=args.get("memory_type"), importance=args.get("importance"),
+                              custom_categories=await _categories(memory, caller))
     [added] = result["results"]
     return {"memory_id": added["id"], "memory": added["memory"], "memory_type": added["memory_type"],
             "message": "Remembered."}
@@ -80,7 +89,7 @@ async def get_context(memory: AsyncMemory, caller: Caller, args: dict[str, Any])
 
 async def update(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     await _owned(memory, caller, args["memory_id"])
-    await memory.update(args["memory_id"], text=args["content"])
+    await memory.update(args["memory_id"], text=args["content"], custom_categories=await _categories(memory, caller))
     return {"memory_id": args["memory_id"], "memory": args["content"].strip(), "message": "Updated."}
 
 
@@ -204,7 +213,7 @@ async def add_memory(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) 
     if size > MAX_METADATA_BYTES:
         raise InvalidInput(f"metadata is {size:,} bytes as JSON; the limit is {MAX_METADATA_BYTES:,}")
     return await memory.add(messages, **_mem0_scope(caller, args), metadata=metadata or None,
-                            remember=not args.get("messages"))
+                            remember=not args.get("messages"), custom_categories=await _categories(memory, caller))
 
 
 async def search_memories(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
@@ -226,7 +235,8 @@ async def get_memory(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) 
 
 async def update_memory(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     await _owned(memory, caller, args["memory_id"])
-    return {"id": args["memory_id"], **await memory.update(args["memory_id"], text=args["text"])}
+    return {"id": args["memory_id"], **await memory.update(args["memory_id"], text=args["text"],
+                                                           custom_categories=await _categories(memory, caller))}
 
 
 async def delete_memory(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
@@ -247,11 +257,19 @@ async def list_entities(memory: AsyncMemory, caller: Caller, args: dict[str, Any
 
 async def delete_entities(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     """As its schema says: the connection's user when none is named (deleting that user); a connection tied to no
-    user must name what to delete."""
+    user must name what to delete. One user, agent or run is deleted as the REST API's DELETE /v2/entities/ does,
+    answering what went; one that an earlier delete emptied (its user's, as mem0's reset() deletes the user first)
+    is no error. Several named together, or an app, narrow one deletion of their memories."""
     if caller.user_id is None and not any(args.get(key) for key in ("user_id", "agent_id", "app_id", "run_id")):
         raise InvalidInput("name the user_id, agent_id, app_id or run_id to delete: this connection (an admin key, "
                            "or a server without keys) is not tied to one user")
-    return await memory.delete_all(**_mem0_scope(caller, args), filters=_app_filter(args))
+    scope = _mem0_scope(caller, args)  # refuses another user's or agent's
+    named = [(kind, args[f"{kind}_id"]) for kind in ("user", "agent", "run") if args.get(f"{kind}_id")]
+    if args.get("app_id") or len(named) > 1:
+        return await memory.delete_all(**scope, filters=_app_filter(args))
+    kind, name = named[0] if named else ("user", scope["user_id"])
+    deleted = await memory.delete_entity(kind, name, user_id=caller.user_id, agent_id=caller.agent_id)
+    return entity_deletion(kind, name, deleted)
 
 
 def changes_made(tool: str, result: dict[str, Any]) -> list[dict[str, Any]]:

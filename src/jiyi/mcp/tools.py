@@ -373,9 +373,10 @@ def mem0_tools(max_text_chars: int, max_query_chars: int) -> list[ToolSpec]:
             "only that user's). Example: {}"),
             input_schema=_object({})),
         ToolSpec("delete_entities", "Delete entities (mem0)", description=(
-            "mem0's delete_entities: remove a user, agent, app or run and all its memories. jiyi keeps no entity "
-            "apart from its memories, so this is delete_all_memories for the named scope; with nothing named, the "
-            "connection's user and all its memories. Examples: {\"run_id\": \"<session id>\"}; {}"),
+            "mem0's delete_entities: remove a user, agent, app or run and all its memories (with nothing named, the "
+            "connection's user). The answer says what went: how many memories, and the agents and runs left with "
+            "none. One that an earlier delete already emptied (a user's run, after the user) answers that nothing "
+            "was left, not an error. Examples: {\"run_id\": \"<session id>\"}; {}"),
             input_schema=_object(dict(scope)),
             writes=True, destructive=True),
     ]

@@ -22,6 +22,7 @@ from jiyi.errors import InvalidInput, NotFound, NotOffered
 from jiyi.filters import split_scope
 from jiyi.graph_view import all_relations, search_relations
 from jiyi.memory import AsyncMemory
+from jiyi.projects import project_categories, project_settings, update_project_settings
 from jiyi.server.auth import AccessPolicy, Principal
 from jiyi.server.platform_schemas import (
     Batch,
@@ -56,6 +57,7 @@ from jiyi.server.responses import (
 from jiyi.server.responses import Summary as SummaryAnswer
 from jiyi.server.routes import CHANGED, COMMON_ERRORS, NOT_FOUND, Caller, Limits, MemoryDep, MetricsDep, _owned, state
 from jiyi.server.schemas import ErrorBody, as_messages
+from jiyi.views import entity_deletion
 
 ORG_ID = "jiyi"
 FEEDBACK_VALUES = ("POSITIVE", "NEGATIVE", "VERY_NEGATIVE")
@@ -152,7 +154,7 @@ async def ping(who: Caller) -> dict[str, Any]:
 async def get_project(org_id: str, project_id: str, request: Request, who: Caller) -> dict[str, Any]:
     """The project's settings the SDK reads (custom instructions and categories)."""
     _own_project(who, org_id, project_id)
-    settings = await _state(request, f"platform:project:{project_id}") or {}
+    settings = await project_settings(state(request).memory.store, project_id)
     return {"id": project_id, "name": project_id, "organization": ORG_ID,
             "custom_instructions": settings.get("custom_instructions"),
             "custom_categories": settings.get("custom_categories") or []}
@@ -167,10 +169,7 @@ async def update_project(org_id: str, project_id: str, body: ProjectUpdate, requ
     cap.check_query(body.custom_instructions, "custom_instructions")
     if body.custom_categories:
         parse_custom_categories(body.custom_categories)  # a 400 that names what is wrong, before it is kept
-    key = f"platform:project:{project_id}"
-    settings = await _state(request, key) or {}
-    settings.update(body.model_dump(exclude_unset=True))
-    await _set_state(request, key, settings)
+    await update_project_settings(state(request).memory.store, project_id, body.model_dump(exclude_unset=True))
     return {"message": "Updated custom instructions" if "custom_instructions" in body.model_fields_set
             else "Project updated"}
 
@@ -217,7 +216,7 @@ async def _add(body: PlatformAdd, request: Request, m: AsyncMemory, mx: Any, who
     metadata = dict(body.metadata or {})
     if target.app_id is not None:
         metadata["app_id"] = target.app_id
-    project = (await _state(request, f"platform:project:{who.project_id}")) or {}
+    project = await project_settings(m.store, who.project_id)
     prompt = body.custom_instructions
     if prompt is None:
         prompt = project.get("custom_instructions")
@@ -348,8 +347,7 @@ async def update_one(memory_id: str, body: PlatformUpdate, request: Request, m: 
     if "expiration_date" in body.model_fields_set:
         options["expiration_date"] = body.expiration_date
     if body.text is not None:  # a new text is categorised anew, in the project's categories
-        options["custom_categories"] = \
-            ((await _state(request, f"platform:project:{who.project_id}")) or {}).get("custom_categories")
+        options["custom_categories"] = await project_categories(m.store, who.project_id)
     await m.update(memory_id, **options)
     mx.update_total.inc()
     item = _platform_item(await m.get(memory_id))
@@ -442,16 +440,7 @@ async def delete_entity(entity_type: str, entity_id: str, m: MemoryDep, who: Cal
     answered with nothing deleted, not an error."""
     deleted = await m.delete_entity(entity_type, entity_id, user_id=who.user_id if who.kind == "user" else None,
                                     agent_id=who.agent_id)
-    return {"message": _deleted_sentence(entity_type, entity_id, deleted), "deleted": deleted}
-
-
-def _deleted_sentence(kind: str, name: str, deleted: dict[str, Any]) -> str:
-    if not deleted["memories"]:
-        return f"{kind} {name} has no memories left (an earlier delete took them); nothing more to delete."
-    others = [f"{e['type']} {e['name']}" for e in deleted["entities"] if (e["type"], e["name"]) != (kind, name)]
-    went = f"; {', '.join(others)} had no other memories and went with it" if others else ""
-    count = deleted["memories"]
-    return f"Deleted {kind} {name}: {count} {'memory' if count == 1 else 'memories'}{went}."
+    return entity_deletion(entity_type, entity_id, deleted)
 
 
 # --- exports, summary, feedback -------------------------------------------------------------------------------------
