@@ -4,6 +4,7 @@ file; the retry backoff is shortened so that all of it takes seconds."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -20,10 +21,12 @@ from tests.conftest import RunningServer, free_port
 from tests.reliability.conftest import ServerProcess, server_env, wait_until
 
 from jiyi import AsyncMemory, Memory, build_embedder, build_store
-from jiyi.records import utcnow
+from jiyi.records import Event, utcnow
 from jiyi.stores.base import MemoryStore, WebhookStore
 from jiyi.webhooks import SIGNATURE_HEADER, DeliveryStatus, Webhook, verify_signature
 from jiyi.webhooks.dispatcher import WebhookOptions, fan_out
+from jiyi.webhooks.events import event_types_of
+from jiyi.webhooks.model import EventType
 
 FAST = WebhookOptions(poll_interval=0.05, timeout=1.0, retry_base=0.2, retry_max=0.5)
 ALL_TYPES = ["memory_add", "memory_update", "memory_delete", "memory_forget", "memory_merge", "memory_promote"]
@@ -186,6 +189,22 @@ def test_memory_categorize_follows_an_add_and_a_new_text_with_mem0s_categories(
     assert first["event_details"]["data"]["categories"][0] == "health"
     assert second["event_details"]["data"]["categories"][0] == "sports"
     assert first["id"] == add_body["id"] + ":categorize"  # the change it follows, told apart from its memory_add
+
+
+def test_an_adds_categories_are_not_told_once_its_text_has_changed(store: MemoryStore) -> None:
+    """Categories are kept per memory, not per version: read after a new text, they are that text's. The add's
+    memory_categorize is then left to the new text's (it once said 'sports' for 用户对花生过敏)."""
+    memory = AsyncMemory(store, build_embedder("hashing"))
+
+    async def scenario() -> None:
+        [added] = (await memory.add("用户对花生过敏", user_id="alice", infer=False))["results"]
+        before = [event_types_of(change) for change in store.changes_after(0, 10)]
+        await memory.update(added["id"], text="用户每周踢两次足球")
+        after = [(change.event.event, event_types_of(change)) for change in store.changes_after(0, 10)]
+        assert before == [[EventType.ADD, EventType.CATEGORIZE]]
+        assert after == [(Event.ADD, [EventType.ADD]), (Event.UPDATE, [EventType.UPDATE, EventType.CATEGORIZE])]
+
+    asyncio.run(scenario())
 
 
 def test_a_receiver_gets_signed_deliveries_for_add_update_delete_and_forget(

@@ -31,12 +31,14 @@ def event_type_of(change: Change) -> EventType | None:
 
 def event_types_of(change: Change) -> list[EventType]:
     """Every webhook event a change is: its own, and memory_categorize when it gave the memory categories (an ADD,
-    or an UPDATE that changed the text: the write path categorises both)."""
+    or an UPDATE that changed the text: the write path categorises both). When the text has changed again before
+    the change is read, the categories at hand are the later text's: only that later change tells them (an add
+    followed at once by a new text sent 'sports' for 用户对花生过敏)."""
     main = event_type_of(change)
     if main is None:
         return []
     event = change.event
-    categorized = change.categories and (
+    categorized = change.categories and change.content == event.new_memory and (
         event.event is Event.ADD or (event.event is Event.UPDATE and event.new_memory != event.old_memory))
     return [main, EventType.CATEGORIZE] if categorized else [main]
 

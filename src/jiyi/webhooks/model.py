@@ -81,3 +81,6 @@ class Change:
     scope: Scope | None
     category: str | None
     categories: tuple[str, ...] = ()  # the memory's mem0 categories as they are when the change is read
+    # ... and its text then: the categories are this change's only while the text is still the one it wrote (they are
+    # not kept per version)
+    content: str | None = None

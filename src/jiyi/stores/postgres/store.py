@@ -1135,12 +1135,12 @@ class PostgresStore:
     def changes_after(self, position: int, limit: int) -> list[Change]:
         rows = self._fetch(
             "SELECT l.position, l.reason, h.*, m.id AS memory_row, m.user_id, m.agent_id, m.run_id, m.category, "
-            "m.categories "
+            "m.categories, m.content AS memory_content "
             "FROM history_log l JOIN history h ON h.id = l.history_id LEFT JOIN memories m ON m.id = h.memory_id "
             "WHERE l.position > %s ORDER BY l.position LIMIT %s", (int(position), int(limit)))
         return [Change(int(row["position"]), row_to_history(row),
                        Scope(row["user_id"], row["agent_id"], row["run_id"]) if row["memory_row"] else None,
-                       row["category"], tuple(row["categories"] or ())) for row in rows]
+                       row["category"], tuple(row["categories"] or ()), row["memory_content"]) for row in rows]
 
     def webhook_cursor(self) -> int:
         return int(self.get_state(WEBHOOK_CURSOR) or 0)

@@ -1120,13 +1120,15 @@ class SqliteStore:
         with self._lock:
             rows = self._db.execute(
                 "SELECT h.rowid AS position, h.*, r.reason, m.id AS memory_row, m.user_id, m.agent_id, m.run_id, "
-                "m.category, m.categories FROM history h LEFT JOIN history_reason r ON r.history_id = h.id "
+                "m.category, m.categories, m.content AS memory_content FROM history h "
+                "LEFT JOIN history_reason r ON r.history_id = h.id "
                 "LEFT JOIN memories m ON m.id = h.memory_id WHERE h.rowid > ? ORDER BY h.rowid LIMIT ?",
                 (int(position), int(limit)),
             ).fetchall()
         return [Change(row["position"], row_to_history(row),
                        Scope(row["user_id"], row["agent_id"], row["run_id"]) if row["memory_row"] else None,
-                       row["category"], tuple(parse_json(row["categories"]) if row["categories"] else ()))
+                       row["category"], tuple(parse_json(row["categories"]) if row["categories"] else ()),
+                       row["memory_content"])
                 for row in rows]
 
     def webhook_cursor(self) -> int:
