@@ -1,9 +1,11 @@
 """mem0's own Python SDK (mem0ai 2.2.1, unchanged) against a jiyi server: mem0's categories on every memory,
-filtered as on the platform, and custom lists on an add and for the project."""
+filtered as on the platform, custom lists on an add and for the project, and the memory_categorize webhook."""
 
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 
 import pytest
 
@@ -12,6 +14,7 @@ os.environ["MEM0_TELEMETRY"] = "False"  # read when mem0 is imported: the SDK mu
 from mem0 import MemoryClient
 from mem0.exceptions import ValidationError
 from tests.conftest import RunningServer
+from tests.server.test_webhooks import FAST, Receiver
 
 
 def seed(client: MemoryClient, user_id: str, *texts: str) -> list[str]:
@@ -59,3 +62,25 @@ def test_custom_categories_on_an_add_and_for_the_project(server: RunningServer) 
         client.add("hello", user_id="bob", infer=False, custom_categories=[{"a": "x", "b": "y"}])
     with pytest.raises(ValidationError, match="custom_categories"):
         client.project.update(custom_categories=[{"": "nameless"}])
+
+
+def test_a_webhook_made_with_the_sdk_hears_memory_categorize(make_server: Callable[..., RunningServer]) -> None:
+    receiver = Receiver().start()
+    try:
+        server = make_server(webhooks=FAST)
+        client = MemoryClient(api_key="k", host=server.url)
+        hook = client.create_webhook(url=receiver.url, name="categories", project_id=client.project_id,
+                                     event_types=["memory_categorize"])
+        assert hook["event_types"] == ["memory_categorize"]
+        [added] = client.add("用户对花生过敏", user_id="carol", infer=False)["results"]
+        receiver.wait_for(1)  # sent before the text changes (after it, the add's categories would be unknown)
+        client.update(added["id"], text="User plays tennis every weekend")  # a new text: categorised anew
+        client.update(added["id"], metadata={"checked": True})  # the text stays: no event
+        receiver.wait_for(2)
+        time.sleep(0.3)  # an unexpected third event would arrive now
+    finally:
+        receiver.stop()
+    told = [(body["event_type"], body["event_details"]["id"], body["event_details"]["data"]["categories"][0])
+            for body in receiver.bodies()]  # the main category: the memory's first
+    assert told == [("memory_categorize", added["id"], "health"), ("memory_categorize", added["id"], "sports")]
+    assert client.get(added["id"])["categories"] == receiver.bodies()[1]["event_details"]["data"]["categories"]
