@@ -168,6 +168,14 @@ await call("edgeUsersAliceAfter", () => alice.users());
 await call("edgeUsersAdminBefore", () => admin.users());
 await call("edgeDeleteUsersAdmin", () => admin.deleteUsers());  // users first: their agents and runs go with them
 await call("edgeUsersAdminAfter", () => admin.users());
+// One entity at a time: deleteUser (the v1 route) hands back jiyi's answer, what went; deleteUsers({ agentId })
+// deletes an agent its user's deletion already emptied, without an error.
+await call("edgeAdminAddDora", () => admin.add([{ role: "user", content: "I review films" }],
+  { userId: "dora", agentId: "critic", runId: "d1", infer: false }));
+await call("edgeDeleteUserDora", () => admin.deleteUser({ entity_type: "user", entity_id: "dora" }));
+await call("edgeDeleteUserRunAfter", () => admin.deleteUser({ entity_type: "run", entity_id: "d1" }));
+await call("edgeDeleteUsersAgentAfter", () => admin.deleteUsers({ agentId: "critic" }));
+await call("edgeUsersAfterDora", () => admin.users());
 
 out.blockedRequests = blocked;
 console.log(JSON.stringify(out));

@@ -2,7 +2,9 @@
 // prints one JSON object: what each call returned, or what it threw. tests/server/test_mem0_sdk_js_profiles.py starts
 // the server, runs this script and checks the results.
 //
-//   node drive_profiles.mjs --url URL --alice-key KEY --bob-key KEY
+//   node drive_profiles.mjs --url URL --alice-key KEY --bob-key KEY --hook-url URL
+//
+// --hook-url: a receiver for the memory_categorize webhook the script registers (the test reads what it got).
 //
 // loopback.mjs first: telemetry off before the import, and any request off this machine refused and listed.
 import { parseArgs } from "node:util";
@@ -13,9 +15,10 @@ import { recorder } from "./record.mjs";
 const { MemoryClient } = sdk;
 
 const { values: args } = parseArgs({
-  options: { url: { type: "string" }, "alice-key": { type: "string" }, "bob-key": { type: "string" } },
+  options: { url: { type: "string" }, "alice-key": { type: "string" }, "bob-key": { type: "string" },
+    "hook-url": { type: "string" } },
 });
-for (const name of ["url", "alice-key", "bob-key"]) {
+for (const name of ["url", "alice-key", "bob-key", "hook-url"]) {
   if (!args[name]) throw new Error(`drive_profiles.mjs: --${name} is required`);
 }
 
@@ -58,6 +61,16 @@ await call("unknownUser", () => bob.getProfile({ entityId: "bob" }));
 await call("disable", () => alice.updateProfileSettings({ enabled: false }));
 await call("profileDisabled", () => alice.getProfile({ entityId: "alice" }));
 await call("generateDisabled", () => alice.generateProfile({ entityId: "alice" }));
+
+// --- the project's own categories, and the memory_categorize webhook (last: they change every later add) ---------
+await call("webhook", () => alice.createWebhook({ name: "categories", url: args["hook-url"],
+  eventTypes: ["memory_categorize"] }));
+await call("updateProjectCategories", () => alice.updateProject({
+  customCategories: [{ pets: "the user's pets" }, { work: "job, employer and colleagues" }] }));
+await call("projectCategories", () => alice.getProject({ fields: ["customCategories"] }));
+const cat = await call("addInProjectCategories", () => alice.add([{ role: "user", content: "User has a cat named Mochi" }],
+  { userId: "alice", infer: false }));
+await call("getInProjectCategories", () => alice.get(cat?.results?.[0]?.id));
 
 out.blockedRequests = blocked;
 console.log(JSON.stringify(out));

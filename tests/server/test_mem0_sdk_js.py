@@ -270,3 +270,15 @@ def test_delete_users_without_arguments_deletes_whatever_agents_and_runs_there_a
         ("user", "bob"): 1, ("user", "carol"): 1, ("agent", "planner"): 1, ("agent", "scribe"): 1, ("run", "s1"): 1}
     assert answer(driven, "edgeDeleteUsersAdmin") == {"message": "All users, agents, apps and runs deleted."}
     assert entities(answer(driven, "edgeUsersAdminAfter")) == {}
+
+
+def test_deleting_one_entity_says_what_went_and_one_a_cascade_emptied_is_no_error(driven: dict[str, Any]) -> None:
+    assert answer(driven, "edgeDeleteUserDora") == {
+        "message": "Deleted user dora: 1 memory; agent critic, run d1 had no other memories and went with it.",
+        "deleted": {"memories": 1, "entities": [{"type": "user", "name": "dora"}, {"type": "agent", "name": "critic"},
+                                                {"type": "run", "name": "d1"}]}}
+    assert answer(driven, "edgeDeleteUserRunAfter") == {
+        "message": "run d1 has no memories left (an earlier delete took them); nothing more to delete.",
+        "deleted": {"memories": 0, "entities": []}}
+    assert answer(driven, "edgeDeleteUsersAgentAfter") == {"message": "Entity deleted successfully."}
+    assert entities(answer(driven, "edgeUsersAfterDora")) == {}

@@ -1,6 +1,7 @@
 """mem0's npm client (mem0ai 3.3.1, unchanged) against a real jiyi server: mem0's categories (assigned, filtered, a
 custom list on an add) and user profiles (getProfile, generateProfile, getProfileJob, sampleProfiles, profile
-settings). tests/mem0_js/drive_profiles.mjs makes the calls; the checks are here. Installed by
+settings), the project's own categories and a memory_categorize webhook made with createWebhook.
+tests/mem0_js/drive_profiles.mjs makes the calls; the checks are here. Installed by
 tests/mem0_js/install.sh; missing, these tests fail with what to run, they never skip."""
 
 from __future__ import annotations
@@ -8,11 +9,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from tests.server.test_mem0_sdk_js import JS, USER_KEYS, check_installed, start_server
+from tests.server.test_webhooks import FAST, Receiver
 
 SCHEMA_KEYS = {"favourite_foods", "home_city"}
 
@@ -21,17 +25,25 @@ SCHEMA_KEYS = {"favourite_foods", "home_city"}
 def driven(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     check_installed()
     root = tmp_path_factory.mktemp("mem0_js_profiles")
-    server = start_server(root / "memory.db")
+    receiver = Receiver().start()
+    # private_urls: alice's key may register a webhook on 127.0.0.1 (JIYI_WEBHOOK_ALLOW_PRIVATE_URLS)
+    server = start_server(root / "memory.db", webhooks=replace(FAST, private_urls=True))
     try:
         run = subprocess.run(
             ["node", str(JS / "drive_profiles.mjs"), "--url", server.url, "--alice-key", "key-alice",
-             "--bob-key", "key-bob"],
+             "--bob-key", "key-bob", "--hook-url", receiver.url],
             capture_output=True, text=True, timeout=120, cwd=JS,
             env={**os.environ, "MEM0_TELEMETRY": "false", "MEM0_DIR": str(root / "mem0-home")})
+        assert run.returncode == 0, f"drive_profiles.mjs exited {run.returncode}:\n{run.stderr[-4000:]}"
+        driven = json.loads(run.stdout.strip().splitlines()[-1])
+        if not isinstance(driven.get("webhook"), dict) or "error" not in driven["webhook"]:
+            receiver.wait_for(1)
+            time.sleep(0.3)  # a second, unexpected delivery would arrive now
+        driven["webhookBodies"] = receiver.bodies()
     finally:
         server.__exit__()
-    assert run.returncode == 0, f"drive_profiles.mjs exited {run.returncode}:\n{run.stderr[-4000:]}"
-    yield json.loads(run.stdout.strip().splitlines()[-1])
+        receiver.stop()
+    yield driven
 
 
 def answer(driven: dict[str, Any], label: str) -> Any:
@@ -96,3 +108,17 @@ def test_another_users_profile_and_disabled_profiles_are_the_sdks_errors(driven:
     refused = driven["generateDisabled"]
     assert (refused["error"], refused["errorCode"]) == ("ValidationError", "HTTP_400"), refused
     assert "not enabled" in refused["message"]
+
+
+def test_the_projects_own_categories_and_a_memory_categorize_webhook(driven: dict[str, Any]) -> None:
+    hook = answer(driven, "webhook")
+    assert (hook["eventTypes"], hook["project"]) == (["memory_categorize"], "user-alice")
+    assert answer(driven, "updateProjectCategories") == {"message": "Project updated"}
+    assert answer(driven, "projectCategories")["customCategories"] == [
+        {"pets": "the user's pets"}, {"work": "job, employer and colleagues"}]
+    cat = answer(driven, "getInProjectCategories")
+    assert (cat["memory"], cat["categories"]) == ("User has a cat named Mochi", ["pets"])
+    [told] = driven["webhookBodies"]  # the webhook came after every other add: it hears this one only
+    assert (told["event_type"], told["project_id"]) == ("memory_categorize", "user-alice")
+    assert told["event_details"]["id"] == cat["id"]
+    assert told["event_details"]["data"] == {"memory": "User has a cat named Mochi", "categories": ["pets"]}
