@@ -1,6 +1,6 @@
 """A real jiyi server on 127.0.0.1: a request's W3C traceparent makes jiyi's spans part of the caller's trace, and
-so do the calls of mem0's own Python SDK and of the MCP SDK's client, as a team running jiyi beside its LLM app sees
-them in its tracing system."""
+so do the calls of mem0's own Python SDK (add, search), of its npm client and of the MCP SDK's client (add, search,
+get_context with its stages), as a team running jiyi beside its LLM app sees them in its tracing system."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 from opentelemetry.sdk.trace import TracerProvider
@@ -79,11 +80,15 @@ def test_a_server_error_marks_the_request_span(make_server: Callable[..., Runnin
     assert (request.attributes or {})["http.response.status_code"] == answer.status_code
 
 
-def test_mem0s_python_sdk_search_makes_a_jiyi_search_span(make_server: Callable[..., RunningServer],
-                                                          exporter: InMemorySpanExporter) -> None:
+def test_mem0s_python_sdk_add_and_search_make_jiyi_spans(make_server: Callable[..., RunningServer],
+                                                         exporter: InMemorySpanExporter) -> None:
     server = make_server(user_api_keys=KEYS)
     client = MemoryClient(api_key=ALICE, host=server.url)
     client.add("I am allergic to peanuts", user_id="alice", infer=False)
+    added = finished(exporter, "POST /v3/memories/add/")
+    add = one(added, "jiyi.add")
+    assert ancestors(added, add) == ["POST /v3/memories/add/"]  # the SDK's add route
+    assert {"embeddings v1-256", "insert memories"} <= {s.name for s in added if parent_of(added, s) is add}
     exporter.clear()
     results = client.search("what am I allergic to", filters={"user_id": "alice"})
     assert [r["memory"] for r in results["results"]] == ["I am allergic to peanuts"]
@@ -92,8 +97,31 @@ def test_mem0s_python_sdk_search_makes_a_jiyi_search_span(make_server: Callable[
     request = parent_of(spans, search)
     assert request is not None and request.kind is SpanKind.SERVER and request.name.startswith("POST /v")
     assert (search.attributes or {})["jiyi.search.results"] == 1
-    said = everything_said(spans)
+    said = everything_said([*added, *spans])
     assert "peanuts" not in said and ALICE not in said
+
+
+def test_the_mcp_clients_add_and_context_tools_make_jiyi_spans_with_the_context_stages(
+        make_server: Callable[..., RunningServer], exporter: InMemorySpanExporter) -> None:
+    server = make_server(user_api_keys=KEYS)
+
+    async def scenario() -> dict[str, Any]:
+        async with over_http(server.url, ALICE) as client:
+            await ok(client, "add_memory", {"text": "我对花生过敏"})
+            return dict(await ok(client, "memory_get_context", {
+                "messages": [{"role": "user", "content": "晚饭吃什么？我对什么过敏来着"}]}))
+
+    context = asyncio.run(scenario())
+    assert "- 用户对花生过敏" in context["context"].splitlines()
+    spans = finished(exporter, "jiyi.context")
+    add, recall = one(spans, "jiyi.add"), one(spans, "jiyi.context")
+    assert "POST /mcp" in ancestors(spans, add) and "POST /mcp" in ancestors(spans, recall)
+    stages = {s.name: (s.attributes or {}).get("jiyi.stage.outcome") for s in spans
+              if parent_of(spans, s) is recall and s.name.startswith("jiyi.context.")}
+    assert stages["jiyi.context.question"] == "hit", stages  # the question alone found the allergy
+    assert set(stages) <= {"jiyi.context.question", "jiyi.context.context", "jiyi.context.rewrite"}
+    said = everything_said(spans)
+    assert "花生" not in said and ALICE not in said
 
 
 def test_the_mcp_clients_search_tool_makes_a_jiyi_search_span(make_server: Callable[..., RunningServer],
