@@ -10,6 +10,7 @@ import shlex
 import shutil
 import stat
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -151,7 +152,24 @@ def test_dockerfile_builds_a_non_root_image_with_a_health_check() -> None:
     # COPY keeps the file's mode: the entrypoint runs only if git kept its executable bit.
     assert ("COPY", "deploy/docker-entrypoint.sh /usr/local/bin/jiyi-entrypoint") in final_stage
     assert (DEPLOY / "docker-entrypoint.sh").stat().st_mode & stat.S_IXOTH
-    assert any(op == "RUN" and "pip install '.[postgres]'" in args for op, args in instructions)
+
+
+def test_the_image_installs_the_postgres_and_otel_extras_and_checks_the_exporter() -> None:
+    instructions = dockerfile_instructions()
+    [install] = [args for op, args in instructions if op == "RUN" and "pip install" in args]
+    match = re.search(r"pip install '\.\[([a-z,]+)\]'", install)
+    assert match, install
+    extras = set(match.group(1).split(","))
+    assert extras == {"postgres", "otel"}
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert extras <= set(declared)
+    # What tracing.start_export imports to send spans by OTLP/HTTP is in the extra the image installs ...
+    assert {"opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http"} <= {
+        re.split(r"[<>=\[ ;]", requirement)[0] for requirement in declared["otel"]}
+    # ... and the build fails if it cannot be imported in the final image (start_export says so instead of None).
+    final_stage = instructions[max(i for i, (op, _) in enumerate(instructions) if op == "FROM"):]
+    check = "python -c \"from jiyi import tracing; assert tracing.start_export('build') is None\""
+    assert ("RUN", check) in final_stage
 
 
 def test_no_secret_is_baked_into_the_image() -> None:
