@@ -20,7 +20,7 @@ import numpy as np
 
 from jiyi.core.categories import Prototypes, Taxonomy, taxonomy_for
 from jiyi.embedders.base import Embedder, QueryBatching
-from jiyi.stores.base import MemoryStore
+from jiyi.stores.base import Coordination
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def _share(key: tuple[str, str], prototypes: Prototypes) -> None:
 
 
 class Categorizer:
-    def __init__(self, embedder: Embedder, store: MemoryStore | None = None) -> None:
+    def __init__(self, embedder: Embedder, store: Coordination | None = None) -> None:
         """`embedder`: the one the facts' vectors come from (its prototypes must be in the same space). `store`: where
         prototype vectors are kept across restarts (None: in this process only)."""
         self.embedder = embedder

@@ -13,7 +13,7 @@ from typing import Any
 
 from jiyi.errors import Conflict
 from jiyi.records import Clock, Scope
-from jiyi.stores.base import MemoryStore
+from jiyi.stores.base import Coordination
 
 # An idempotency key is remembered this long (a client's retries come within minutes; a day is generous), and a retry
 # waits this long for the first request with its key to finish.
@@ -32,7 +32,7 @@ def request_key(scope: Scope, key: str) -> str:
     return hashlib.sha256(owner.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-async def add_once(store: MemoryStore, clock: Clock, key: str, request: dict[str, Any],
+async def add_once(store: Coordination, clock: Clock, key: str, request: dict[str, Any],
                    add: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
     """`add(request)` once per key: a later request with the key gets the first one's answer (a ReplayedAnswer)."""
     deadline = time.monotonic() + IDEMPOTENT_WAIT_SECONDS

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from jiyi.records import Scope
-from jiyi.stores.base import MemoryStore
+from jiyi.stores.base import Coordination, MemoryStore
 
 STATE_KEY = "maintenance.passes"
 KEPT = 20
@@ -26,7 +26,7 @@ def log_pass(store: MemoryStore, scope: Scope | None, result: dict[str, Any], no
     store.set_state(key, json.dumps([entry, *kept][:KEPT], ensure_ascii=False))
 
 
-def logged_passes(store: MemoryStore, user_id: str | None = None) -> list[dict[str, Any]]:
+def logged_passes(store: Coordination, user_id: str | None = None) -> list[dict[str, Any]]:
     """The last passes, newest first: over one user's memories, or (without `user_id`) the whole store's. Each is
     maintain()'s result plus `at` and `layers` (live memories per layer after it)."""
     return list(json.loads(store.get_state(_key(user_id)) or "[]"))

@@ -2,7 +2,7 @@
 across processes, a change log in commit order, the HNSW path for large scopes, BM25 statistics that stay exact,
 filters that agree with `matches`, and clear errors when the driver or the server is missing.
 
-The contract itself (tests/stores/test_contract.py) runs on this store through the `store` fixture."""
+The ports' contracts (tests/stores/test_<port>.py, see test_ports.py) run on this store through the `store` fixture."""
 
 from __future__ import annotations
 

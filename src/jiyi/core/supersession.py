@@ -23,7 +23,7 @@ import numpy as np
 
 from jiyi.errors import Conflict
 from jiyi.records import Category, Event, MemoryRecord, Scope, SearchHit, revise
-from jiyi.stores.base import MemoryStore
+from jiyi.stores.base import MemoryIndex
 from jiyi.text import analyze_for_index, has_cjk, stem
 
 # Words that say a state, a habit, a relationship or a plan came to an end or was replaced (a closed class of
@@ -144,14 +144,14 @@ COMMON_TOPIC_SHARE = 0.2
 COMMON_TOPIC_MIN_STORE = 50
 
 
-def common_words(store: MemoryStore, texts: Sequence[str]) -> Callable[[str], bool]:
+def common_words(store: MemoryIndex, texts: Sequence[str]) -> Callable[[str], bool]:
     """`common(word)` for the words of these texts, from the store's document frequencies (one query)."""
     words = sorted({w for text in texts for w in _words(text)})
     frequencies, total = store.document_frequencies(words)
     return lambda word: total >= COMMON_TOPIC_MIN_STORE and frequencies.get(word, 0) > COMMON_TOPIC_SHARE * total
 
 
-def mark_changed(store: MemoryStore, scope: Scope, records: Sequence[MemoryRecord], vectors: np.ndarray,
+def mark_changed(store: MemoryIndex, scope: Scope, records: Sequence[MemoryRecord], vectors: np.ndarray,
                  now: datetime, joined: Callable[[str, str], bool] | None = None) -> list[str]:
     """For each of these new memories (the user's messages just kept) that says something changed, mark the older
     memories of its scope that speak of the same thing as changed by it: a CHANGED_BY tag and an UPDATE history row

@@ -1,4 +1,8 @@
-"""The store contract. Every backend (SQLite, PostgreSQL, ...) implements it and passes tests/stores/contract.py.
+"""The store contract, by role. MemoryIndex (memories, vectors, text index, history), MessageLog (the evidence
+layer), TurnQueue (the write path's queue) and Coordination (locks, idempotency keys, state) make a MemoryStore;
+KeyStore, SessionStore and ConsoleStore here, EntityStore (stores/entities.py) and WebhookStore (webhooks/store.py)
+are roles a backend may add. A backend declares the ports it implements as its bases and passes the contract tests
+of each (tests/stores/).
 
 Stores are synchronous and thread-safe; the async Memory facade runs them in worker threads. A change to a memory
 and the history row that records it are written in one transaction.
@@ -44,7 +48,9 @@ class ScoredId:
 
 
 @runtime_checkable
-class MemoryStore(Protocol):
+class MemoryIndex(Protocol):
+    """The memories: each record with its vector and its text index, and the history rows written with its
+    changes (one transaction each). What the read and write paths search and change."""
     url: str
 
     def bind_embedding(self, model_id: str, dims: int) -> None:
@@ -56,29 +62,6 @@ class MemoryStore(Protocol):
         ...
 
     def insert(self, records: Sequence[MemoryRecord], vectors: np.ndarray, history: Sequence[HistoryEvent]) -> None:
-        ...
-
-    def try_lock(self, name: str, holder: str, until: datetime) -> bool:
-        """Take the named lock for `holder` until `until` (wall-clock UTC) if no one else holds it, or the holder's
-        lease has run out; across every process on the store. True when taken. Never waits."""
-        ...
-
-    def unlock(self, name: str, holder: str) -> None:
-        """Let go of a lock `holder` took; nothing if it does not hold it (its lease ran out and another took it)."""
-        ...
-
-    def renew_lock(self, name: str, holder: str, until: datetime) -> bool:
-        """Move the lease of a lock `holder` holds to `until` (its heartbeat); False, and nothing changed, when it does
-        not hold it (let go, or taken over after its lease ran out)."""
-        ...
-
-    def claim_request(self, key: str, now: datetime, keep: timedelta) -> tuple[bool, str | None]:
-        """Claim an idempotency key: (True, None) when no request holds it (now this one does), else (False, the
-        first request's stored answer, or None while it still runs). Keys older than `keep` are forgotten first."""
-        ...
-
-    def finish_request(self, key: str, response: str | None) -> None:
-        """Store the claimed key's answer; None lets the key go (the request failed: a retry may run it)."""
         ...
 
     def update(self, record: MemoryRecord, vector: np.ndarray | None, history: HistoryEvent | None, *,
@@ -93,11 +76,32 @@ class MemoryStore(Protocol):
         """Mark a live record deleted (history row `history`); `expected_version` as in update()."""
         ...
 
+    def restore(self, memory_id: str, history: HistoryEvent, when: datetime, *,
+                expected_version: int | None = None) -> MemoryRecord:
+        """Take back a soft delete not yet purged: the memory is live and searchable again (text index, vectors),
+        `updated_at` is `when`, the version moves on by one, and `history` (a RESTORE row) is written in the same
+        transaction; returns the record as stored. InvalidInput when the memory is not deleted or no longer exists;
+        `expected_version` as in update()."""
+        ...
+
+    def purge(self, deleted_before: datetime, scope: Scope | None = None) -> int:
+        """Remove memories soft-deleted before `deleted_before` for good; their history rows stay, without the text.
+        Returns how many."""
+        ...
+
     def get(self, memory_id: str, include_deleted: bool = False) -> MemoryRecord | None:
         ...
 
     def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
         """Live records by id; unknown or deleted ids are left out."""
+        ...
+
+    def known_ids(self, memory_ids: Sequence[str]) -> set[str]:
+        """Which of these ids exist, deleted or not."""
+        ...
+
+    def get_vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of these live memories (consolidation compares them); unknown ids are left out."""
         ...
 
     def list_records(
@@ -118,9 +122,21 @@ class MemoryStore(Protocol):
         """How many records list_records would give without a limit."""
         ...
 
+    def iter_records(self, scope: Scope | None = None, include_deleted: bool = False) -> Iterator[MemoryRecord]:
+        """Every record (in scope, if given), oldest first, read in pages."""
+        ...
+
+    def count(self, scope: Scope | None = None) -> dict[str, int]:
+        """Live memories per layer."""
+        ...
+
     def entities(self, user_id: str | None = None) -> list[Entity]:
         """The users, agents and runs with live memories (evidence messages not counted), or only those in one user's
         memories."""
+        ...
+
+    def user_ids(self) -> list[str]:
+        """Every user_id that has live memories (the maintenance scheduler's work list)."""
         ...
 
     def vector_search(
@@ -145,18 +161,6 @@ class MemoryStore(Protocol):
         """BM25 over segmented text (see jiyi.text), best first; a higher score is better."""
         ...
 
-    def add_history(self, events: Sequence[HistoryEvent]) -> None:
-        """Append history rows as they are (imports); normal changes pass their row to insert/update/delete."""
-        ...
-
-    def known_ids(self, memory_ids: Sequence[str]) -> set[str]:
-        """Which of these ids exist, deleted or not."""
-        ...
-
-    def iter_records(self, scope: Scope | None = None, include_deleted: bool = False) -> Iterator[MemoryRecord]:
-        """Every record (in scope, if given), oldest first, read in pages."""
-        ...
-
     def document_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         """How many indexed memories contain each term (as jiyi.text analyses it), and how many there are: store-wide,
         not per scope — the point is to tell common words from rare ones, cheaply."""
@@ -164,6 +168,10 @@ class MemoryStore(Protocol):
 
     def record_access(self, memory_ids: Sequence[str], when: datetime) -> None:
         """Each listed id's access_count + 1 (an id listed twice: + 2), last_accessed_at = when; one transaction."""
+        ...
+
+    def add_history(self, events: Sequence[HistoryEvent]) -> None:
+        """Append history rows as they are (imports); normal changes pass their row to insert/update/delete."""
         ...
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
@@ -174,6 +182,12 @@ class MemoryStore(Protocol):
         """The history rows of memories purged for good (their audit trail: events, times, reasons, no text), in the
         order they were written, read in pages: what a full export keeps of them."""
         ...
+
+
+@runtime_checkable
+class MessageLog(Protocol):
+    """The messages of each scope as they were said: the evidence layer (a turn's messages are kept before
+    anything is extracted from them)."""
 
     def add_messages(self, messages: Sequence[StoredMessage]) -> None:
         ...
@@ -192,7 +206,11 @@ class MemoryStore(Protocol):
         it for a few dozen candidates per search: one indexed lookup each, whatever the scope's size."""
         ...
 
-    # --- the write path's queue of turns ---------------------------------------------------------------------
+
+@runtime_checkable
+class TurnQueue(Protocol):
+    """The write path's queue of turns: a turn stored with its messages, claimed under a lease by one worker
+    at a time, its lease renewed while it is worked on, taken again when its worker died."""
 
     def add_turn(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> None:
         """Store a turn's messages and its queue entry in one transaction."""
@@ -221,6 +239,35 @@ class MemoryStore(Protocol):
         """Turns per status."""
         ...
 
+
+@runtime_checkable
+class Coordination(Protocol):
+    """What processes sharing one store agree through it: named locks with leases, idempotency keys, and
+    small named values (where the last episode summary ended)."""
+
+    def try_lock(self, name: str, holder: str, until: datetime) -> bool:
+        """Take the named lock for `holder` until `until` (wall-clock UTC) if no one else holds it, or the holder's
+        lease has run out; across every process on the store. True when taken. Never waits."""
+        ...
+
+    def unlock(self, name: str, holder: str) -> None:
+        """Let go of a lock `holder` took; nothing if it does not hold it (its lease ran out and another took it)."""
+        ...
+
+    def renew_lock(self, name: str, holder: str, until: datetime) -> bool:
+        """Move the lease of a lock `holder` holds to `until` (its heartbeat); False, and nothing changed, when it does
+        not hold it (let go, or taken over after its lease ran out)."""
+        ...
+
+    def claim_request(self, key: str, now: datetime, keep: timedelta) -> tuple[bool, str | None]:
+        """Claim an idempotency key: (True, None) when no request holds it (now this one does), else (False, the
+        first request's stored answer, or None while it still runs). Keys older than `keep` are forgotten first."""
+        ...
+
+    def finish_request(self, key: str, response: str | None) -> None:
+        """Store the claimed key's answer; None lets the key go (the request failed: a retry may run it)."""
+        ...
+
     def get_state(self, key: str) -> str | None:
         """A small named value the write path keeps (e.g. where the last episode summary ended)."""
         ...
@@ -228,36 +275,19 @@ class MemoryStore(Protocol):
     def set_state(self, key: str, value: str) -> None:
         ...
 
-    def get_vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The stored vectors of these live memories (consolidation compares them); unknown ids are left out."""
-        ...
 
-    def user_ids(self) -> list[str]:
-        """Every user_id that has live memories (the maintenance scheduler's work list)."""
-        ...
-
-    def purge(self, deleted_before: datetime, scope: Scope | None = None) -> int:
-        """Remove memories soft-deleted before `deleted_before` for good; their history rows stay, without the text.
-        Returns how many."""
-        ...
-
-    def count(self, scope: Scope | None = None) -> dict[str, int]:
-        """Live memories per layer."""
-        ...
+@runtime_checkable
+class MemoryStore(MemoryIndex, MessageLog, TurnQueue, Coordination, Protocol):
+    """What every backend is: the four roles above over one database, and its lifecycle. The facade and the server
+    take a MemoryStore; a module that needs one role takes that role's port. A store class declares the ports it
+    implements by naming them as its bases (tests/stores/test_ports.py checks it, and runs each port's contract
+    tests on the stores that declare it)."""
 
     def reset(self) -> None:
         """Delete everything: memories, history, messages, turns, state (the embedding binding too)."""
         ...
 
     def close(self) -> None:
-        ...
-
-    def restore(self, memory_id: str, history: HistoryEvent, when: datetime, *,
-                expected_version: int | None = None) -> MemoryRecord:
-        """Take back a soft delete not yet purged: the memory is live and searchable again (text index, vectors),
-        `updated_at` is `when`, the version moves on by one, and `history` (a RESTORE row) is written in the same
-        transaction; returns the record as stored. InvalidInput when the memory is not deleted or no longer exists;
-        `expected_version` as in update()."""
         ...
 
 

@@ -62,14 +62,19 @@ from jiyi.stores import graph_tables
 from jiyi.stores.base import (
     BROWSE_ORDERS,
     ConsoleSession,
+    ConsoleStore,
     Entity,
+    KeyStore,
+    MemoryStore,
     RecordPage,
     ScopeTally,
     ScoredId,
+    SessionStore,
     Tally,
     Vitals,
+    WebhookStore,
 )
-from jiyi.stores.entities import EntityMerge, Graph, GraphChange, GraphEntity, GraphEvent, GraphRelation
+from jiyi.stores.entities import EntityMerge, EntityStore, Graph, GraphChange, GraphEntity, GraphEvent, GraphRelation
 from jiyi.stores.postgres.codec import (
     CHAR_PREFIX,
     DELIVERY_COLUMNS,
@@ -233,7 +238,7 @@ def _ann_expression(dims: int) -> tuple[str, str] | None:
     return None
 
 
-class PostgresStore:
+class PostgresStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore, WebhookStore):
     db_system = "postgresql"  # OpenTelemetry's db.system.name, on the spans of @store_call methods
 
     def __init__(self, url: str, *, exact_scan_limit: int | None = None, hnsw_search: HnswSearch | None = None,

@@ -40,14 +40,19 @@ from jiyi.stores import graph_tables
 from jiyi.stores.base import (
     BROWSE_ORDERS,
     ConsoleSession,
+    ConsoleStore,
     Entity,
+    KeyStore,
+    MemoryStore,
     RecordPage,
     ScopeTally,
     ScoredId,
+    SessionStore,
     Tally,
     Vitals,
+    WebhookStore,
 )
-from jiyi.stores.entities import EntityMerge, Graph, GraphChange, GraphEntity, GraphEvent, GraphRelation
+from jiyi.stores.entities import EntityMerge, EntityStore, Graph, GraphChange, GraphEntity, GraphEvent, GraphRelation
 from jiyi.stores.sqlite import vocabulary
 from jiyi.stores.sqlite.codec import (
     MEMORY_COLUMNS,
@@ -257,7 +262,7 @@ def _expiry_seconds(record: MemoryRecord) -> float:
     return record.expiration_date.timestamp() if record.expiration_date else float("inf")
 
 
-class SqliteStore:
+class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore, WebhookStore):
     db_system = "sqlite"  # OpenTelemetry's db.system.name, on the spans of @store_call methods
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:", max_cached_vectors: int = 2_000_000) -> None:

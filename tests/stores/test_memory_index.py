@@ -1,4 +1,7 @@
-"""The store contract: every store (conftest.STORE_KINDS) must pass every test here."""
+"""The MemoryIndex port's contract (stores/base.py: memories, vectors, text index, history), with the whole store's
+lifecycle (reset): every store (conftest.STORE_KINDS) must pass every test here. The other ports' contracts are in
+their own modules: test_message_log, test_coordination, test_keys_and_sessions, test_turn_queue, test_entity_graph
+(tests/stores/test_ports.py checks which ports each store declares)."""
 
 from __future__ import annotations
 
@@ -270,31 +273,6 @@ def test_record_access_counts(store: MemoryStore, embedder: Embedder) -> None:
     assert counts == {a: 4, b: 1}
 
 
-def test_messages_are_kept_in_order(store: MemoryStore) -> None:
-    msgs = [StoredMessage(content=f"m{i}", role="user" if i % 2 == 0 else "assistant", scope=ALICE) for i in range(5)]
-    store.add_messages(msgs)
-    store.add_messages([StoredMessage(content="bob's", role="user", scope=BOB)])
-    assert [m.content for m in store.list_messages(ALICE)] == ["m0", "m1", "m2", "m3", "m4"]
-    assert [m.content for m in store.list_messages(ALICE, limit=2)] == ["m3", "m4"]
-    assert store.list_messages(ALICE)[0] == msgs[0]
-
-
-def test_previous_messages_follow_the_scope_not_the_store(store: MemoryStore) -> None:
-    chat = Scope("alice", "xiaoxiang", "chat-1")
-    other_run = Scope("alice", "xiaoxiang", "chat-2")
-    a1, a2 = (StoredMessage(content=f"a{i}", role="user", scope=chat) for i in range(2))
-    b1 = StoredMessage(content="bob's", role="user", scope=BOB)
-    r1 = StoredMessage(content="another chat", role="user", scope=other_run)
-    a3 = StoredMessage(content="a3", role="assistant", scope=chat)
-    only_user = StoredMessage(content="no agent", role="user", scope=ALICE)
-    for message in (a1, a2, b1, r1, a3, only_user):  # interleaved, as concurrent users write
-        store.add_messages([message])
-    previous = store.previous_messages([a1.id, a2.id, a3.id, b1.id, r1.id, only_user.id, "unknown"])
-    # Another user's or another run's message in between is not "before" in this conversation; a scope's first has none.
-    assert previous == {a2.id: a1.id, a3.id: a2.id}
-    assert store.previous_messages([]) == {}
-
-
 def test_count_by_layer_and_iter_records(store: MemoryStore, embedder: Embedder) -> None:
     put(store, embedder, "a", "b")
     put(store, embedder, "c", layer=Layer.LONG_TERM, scope=BOB)
@@ -375,84 +353,41 @@ def test_every_change_moves_the_version_on_and_a_stale_writer_is_refused(store: 
     assert store.get(a) is None
 
 
-def test_a_named_lock_has_one_holder_until_it_lets_go_or_its_lease_runs_out(store: MemoryStore) -> None:
-    later = datetime.now(UTC) + timedelta(minutes=1)
-    assert store.try_lock("decide:user_id=alice", "a", later)
-    assert not store.try_lock("decide:user_id=alice", "b", later)
-    assert store.try_lock("decide:user_id=bob", "b", later)  # another name: nobody waits
-    store.unlock("decide:user_id=alice", "b")  # not b's to release
-    assert not store.try_lock("decide:user_id=alice", "b", later)
-    store.unlock("decide:user_id=alice", "a")
-    assert store.try_lock("decide:user_id=alice", "b", datetime.now(UTC) - timedelta(seconds=1))  # lease over
-    assert store.try_lock("decide:user_id=alice", "c", later)  # a dead holder's lease does not hold anyone up
+def test_a_restored_memory_is_live_and_searchable_again(store: MemoryStore, embedder: Embedder) -> None:
+    [a] = put(store, embedder, "我养了一只柯基叫旺财")
+    record = store.get(a)
+    assert record is not None
+    when = datetime.now(UTC)
+    store.soft_delete(a, "oops", HistoryEvent(a, Event.DELETE, record.content, None), when)
+    with pytest.raises(InvalidInput):  # only a deleted memory is restored
+        store.restore("unknown", HistoryEvent("unknown", Event.RESTORE, None, "x"), when)
+    back = store.restore(a, HistoryEvent(a, Event.RESTORE, None, record.content), when)
+    assert (back.deleted_at, back.version, store.get(a)) == (None, record.version + 2, back)
+    assert [h.memory_id for h in store.keyword_search(ALICE, words("柯基"), 5)] == [a]
+    assert [h.memory_id for h in store.vector_search(ALICE, embedder.embed_query(record.content), 1)] == [a]
+    assert [e.event for e in store.history(a)] == [Event.ADD, Event.DELETE, Event.RESTORE]
+    with pytest.raises(InvalidInput):
+        store.restore(a, HistoryEvent(a, Event.RESTORE, None, record.content), when)  # live already
 
 
-def test_only_a_locks_holder_renews_its_lease(store: MemoryStore) -> None:
-    soon = datetime.now(UTC) + timedelta(seconds=10)
-    assert store.try_lock("decide:user_id=alice", "a", datetime.now(UTC) - timedelta(seconds=1))  # runs out at once
-    assert store.renew_lock("decide:user_id=alice", "a", soon)  # the heartbeat came in time: held again
-    assert not store.try_lock("decide:user_id=alice", "b", soon)
-    assert not store.renew_lock("decide:user_id=alice", "b", soon)  # not b's: nothing changes
-    store.unlock("decide:user_id=alice", "a")
-    assert not store.renew_lock("decide:user_id=alice", "a", soon)  # let go: a late beat does not take it back
-    assert store.try_lock("decide:user_id=alice", "b", datetime.now(UTC) - timedelta(seconds=1))
-    assert store.try_lock("decide:user_id=alice", "c", soon)  # b's lease ran out and c took it over...
-    assert not store.renew_lock("decide:user_id=alice", "b", soon)  # ...so b's beat is too late
-    assert not store.try_lock("decide:user_id=alice", "b", soon)
+def test_stored_vectors_and_users_are_the_live_memories(store: MemoryStore, embedder: Embedder) -> None:
+    a, b = put(store, embedder, "tea", "coffee")
+    [c] = put(store, embedder, "bob's", scope=BOB)
+    store.soft_delete(b, "x", HistoryEvent(b, Event.DELETE, "coffee", None), datetime.now(UTC))
+    vectors = store.get_vectors([a, b, c, "unknown"])
+    assert set(vectors) == {a, c}
+    assert np.allclose(vectors[a], embedder.embed_documents(["tea"])[0], atol=1e-6)
+    assert store.user_ids() == ["alice", "bob"]
+    store.soft_delete(c, "x", HistoryEvent(c, Event.DELETE, "bob's", None), datetime.now(UTC))
+    assert store.user_ids() == ["alice"]
 
 
-def test_an_idempotency_key_is_claimed_once_then_answers_what_the_first_request_stored(store: MemoryStore) -> None:
-    now = datetime.now(UTC)
-    day = timedelta(days=1)
-    assert store.claim_request("k1", now, day) == (True, None)
-    assert store.claim_request("k1", now, day) == (False, None)  # the first request still runs
-    store.finish_request("k1", '{"results": []}')
-    assert store.claim_request("k1", now, day) == (False, '{"results": []}')
-    assert store.claim_request("k2", now, day) == (True, None)
-    store.finish_request("k2", None)  # it failed: a retry may run it
-    assert store.claim_request("k2", now, day) == (True, None)
-    assert store.claim_request("k1", now + 2 * day, day) == (True, None)  # forgotten after `keep`
-
-
-def test_api_keys_are_found_by_hash_listed_touched_and_revoked(store: MemoryStore) -> None:
-    from jiyi.keys import key_hash, new_key
-    from jiyi.stores.base import KeyStore
-
-    assert isinstance(store, KeyStore)
-    assert not store.keys_issued()
-    key, secret = new_key("read", "alice", "helper", "phone")
-    store.add_api_key(key)
-    found = store.api_key_by_hash(key_hash(secret))
-    assert found is not None and (found.id, found.user_id, found.agent_id, found.scope.value) == \
-        (key.id, "alice", "helper", "read")
-    assert store.api_key_by_hash(key_hash(secret + "x")) is None
-    when = datetime(2026, 5, 1, tzinfo=UTC)
-    store.touch_api_key(key.id, when)
-    assert store.list_api_keys()[0].last_used_at == when
-    assert store.revoke_api_key(key.id, when) and not store.revoke_api_key(key.id, when)
-    assert not store.revoke_api_key("key_unknown", when)
-    assert store.api_key_by_hash(key_hash(secret)).revoked_at == when  # type: ignore[union-attr]
-    assert store.keys_issued()  # revoked keys still count: the server stays closed
-    store.reset()
-    assert [k.id for k in store.list_api_keys()] == [key.id]  # a reset of memories keeps the keys
-
-
-def test_console_sessions_are_found_by_hash_touched_ended_and_pruned(store: MemoryStore) -> None:
-    from jiyi.stores.base import ConsoleSession, SessionStore
-
-    assert isinstance(store, SessionStore)
-    t0 = datetime(2026, 5, 1, 12, 0, 0, 123456, tzinfo=UTC)
-    fresh = ConsoleSession("a" * 64, "0f" * 32, t0, t0)
-    idle = ConsoleSession("b" * 64, "1e" * 32, t0 - timedelta(days=1), t0 - timedelta(hours=13))
-    old = ConsoleSession("c" * 64, "2d" * 32, t0 - timedelta(days=8), t0)
-    for session in (fresh, idle, old):
-        store.add_console_session(session)
-    assert store.console_session_by_hash("a" * 64) == fresh  # times to the microsecond, in UTC
-    assert store.console_session_by_hash("d" * 64) is None
-    store.touch_console_session("a" * 64, t0 + timedelta(minutes=5))
-    assert store.console_session_by_hash("a" * 64) == replace(fresh, seen_at=t0 + timedelta(minutes=5))
-    store.reset()  # a reset of memories keeps the sign-ins
-    assert store.prune_console_sessions(t0 - timedelta(hours=12), t0 - timedelta(days=7)) == 2  # idle, and too old
-    assert store.console_session_by_hash("b" * 64) is None and store.console_session_by_hash("c" * 64) is None
-    assert store.delete_console_session("a" * 64) and not store.delete_console_session("a" * 64)
-    assert store.console_session_by_hash("a" * 64) is None
+def test_history_rows_are_appended_as_they_are(store: MemoryStore, embedder: Embedder) -> None:
+    [a] = put(store, embedder, "tea")
+    imported = HistoryEvent(a, Event.UPDATE, "tea", "green tea", created_at=datetime.now(UTC) + timedelta(days=1),
+                            reason="imported")
+    store.add_history([imported])
+    store.add_history([imported])  # an import run twice adds it once
+    rows = store.history(a)
+    assert [(r.event, r.new_memory) for r in rows] == [(Event.ADD, "tea"), (Event.UPDATE, "green tea")]
+    assert (rows[1].created_at, rows[1].reason) == (imported.created_at, "imported")
