@@ -80,7 +80,10 @@ def test_rewrite_output_is_cleaned_to_one_line(answer: str, expected: str | None
                                    # as chat says them: 啥 for 什么, 咋 for 怎么
                                    "晚上老睡不着，有啥办法吗", "想给外婆寄点东西，寄啥好呢", "老是加班我该咋办",
                                    "Can you recommend a restaurant?", "What should I cook tonight?",
-                                   "any ideas for a birthday gift?"])
+                                   "any ideas for a birthday gift?",
+                                   # a noun between what and should, shall, and ideas asked for at the end
+                                   "What snacks should I pack for the trip?", "What shall I make for lunch?",
+                                   "wanna do something active this weekend, any ideas?"])
 def test_requests_for_advice_are_recognised(query: str) -> None:
     assert asks_for_advice(query)
 

@@ -24,7 +24,8 @@ _ADVICE_ZH = re.compile(
     r"(?:怎么|咋)办|(?:怎么|咋)选|选哪|哪个好|适合|帮我[选挑想找订安排]|出出主意|给点意见|安排一下"
 )
 _ADVICE_EN = re.compile(
-    r"\b(recommend\w*|suggest\w*|advice|advise|ideas? for|any tips|tips for|what should (i|we)|where should (i|we)|"
+    r"\b(recommend\w*|suggest\w*|advice|advise|ideas? for|any (tips|ideas)|tips for|where should (i|we)|"
+    r"what( \w+){0,2} (should|shall) (i|we)|"
     r"which (one )?should (i|we)|what (can|could) (i|we) (eat|cook|do|buy|watch|read|get)|help me (choose|pick|decide)|"
     r"what to (eat|cook|buy|wear|watch|read|get|do))\b",
     re.IGNORECASE,
