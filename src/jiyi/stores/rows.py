@@ -123,6 +123,20 @@ def _categories(value: Any) -> list[str]:
     return list(value or ())
 
 
+@lru_cache(maxsize=20_000)
+def _provenance_of(text: str) -> tuple[SourceRef, ...]:
+    return tuple(SourceRef.from_json(item) for item in json.loads(text))
+
+
+def _provenance(value: Any, d: Dialect) -> list[SourceRef]:
+    """A memory's provenance: JSON text (SQLite) decoded once per distinct text — the same candidates come back
+    search after search, and decoding took 11 of the 29 us a row cost (SourceRef is frozen: shared safely) — or a
+    decoded list (PostgreSQL) read as it is."""
+    if isinstance(value, str):
+        return list(_provenance_of(value))
+    return [SourceRef.from_json(item) for item in d.json_in(value)]
+
+
 def memory_from_row(row: Row, d: Dialect) -> MemoryRecord:
     return MemoryRecord(
         id=row["id"],
@@ -143,7 +157,7 @@ def memory_from_row(row: Row, d: Dialect) -> MemoryRecord:
         tags=d.json_in(row["tags"]),
         metadata=d.json_in(row["metadata"]),
         categories=_categories(row["categories"]),
-        provenance=[SourceRef.from_json(item) for item in d.json_in(row["provenance"])],
+        provenance=_provenance(row["provenance"], d),
         related_ids=d.json_in(row["related_ids"]),
         compression_source_ids=d.json_in(row["compression_source_ids"]),
         created_at=_now_if_none(d.time_in(row["created_at"])),
