@@ -16,7 +16,7 @@ from jiyi.errors import Forbidden, InvalidInput, NotFound
 from jiyi.filters import split_scope
 from jiyi.graph_view import all_relations, search_relations
 from jiyi.memory import AsyncMemory, ReplayedAnswer
-from jiyi.server.auth import AccessPolicy, Principal, presented_key
+from jiyi.server.auth import AccessPolicy, NeedsStore, Principal, presented_key
 from jiyi.server.limits import RequestLimits
 from jiyi.server.metrics import Metrics
 from jiyi.server.responses import (
@@ -91,13 +91,17 @@ AUTHORIZATION_HEADER = APIKeyHeader(name="Authorization", scheme_name="Authoriza
                                     description='"Bearer <key>", or "Token <key>" as mem0\'s SDKs send it')
 
 
-def principal(
+async def principal(
     request: Request,
     x_api_key: Annotated[str | None, Security(API_KEY_HEADER)] = None,
     authorization: Annotated[str | None, Security(AUTHORIZATION_HEADER)] = None,
 ) -> Principal:
     address = request.client.host if request.client else ""
-    who = state(request).authenticate(presented_key(x_api_key, authorization), address)
+    key, server = presented_key(x_api_key, authorization), state(request)
+    try:
+        who = server.authenticate(key, address, from_memory=True)
+    except NeedsStore:  # a key not looked up lately: the store is read on a worker thread
+        who = await asyncio.to_thread(server.authenticate, key, address)
     if not who.may_write and request.method not in READING_METHODS and request.url.path not in READING_POSTS:
         raise Forbidden("this API key may read but not change memories (scope \"read\")")
     return who

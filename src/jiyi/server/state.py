@@ -24,10 +24,11 @@ class ServerState:
                                model_use=lambda: self.memory.embedding.use)
         self._lock = asyncio.Lock()
 
-    def authenticate(self, key: str | None, address: str) -> Principal:
+    def authenticate(self, key: str | None, address: str, *, from_memory: bool = False) -> Principal:
         """Who presents this key (refused if it is unknown), counted against the key's request rate (or, without
-        a key, the address's). Every entry point asks here: REST routes, /context, events, MCP."""
-        who = self.policy.identify(key)
+        a key, the address's). Every entry point asks here: REST routes, /context, events, MCP. `from_memory`: on the
+        event loop, answered without the store or NeedsStore (AccessPolicy.identify_from_memory)."""
+        who = self.policy.identify_from_memory(key) if from_memory else self.policy.identify(key)
         self.rate.check(key_hash(key) if key else f"addr:{address}")
         return who
 
