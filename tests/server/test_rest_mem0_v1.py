@@ -208,3 +208,20 @@ def test_update_at_a_version_answers_409_once_the_memory_moved_on(client: httpx.
     history = client.get(f"/memories/{added['id']}/history").json()
     assert [(h["old_memory"], h["new_memory"]) for h in history if h["event"] == "UPDATE"] == [
         ("I live in Lyon", "I live in Nantes"), ("I live in Nantes", "I live in Lille")]
+
+
+def test_the_projects_own_categories_sort_adds_and_new_texts_of_the_self_hosted_routes(client: httpx.Client) -> None:
+    """mem0's self-hosted routes (POST /memories, PUT /memories/{id}) use the project's custom_categories as the
+    platform routes and the MCP tools do (an open server is the project "default")."""
+    project = "/api/v1/orgs/organizations/jiyi/projects/default/"
+    assert client.patch(project, json={"custom_categories": [{"pets": "the user's pets"},
+                                                             {"money": "savings, spending and bills"}]}).is_success
+    added = client.post("/memories", json={"messages": [{"role": "user", "content": "I have a golden retriever"}],
+                                           "user_id": "alice", "infer": False}).json()["results"][0]
+    assert client.get(f"/memories/{added['id']}").json()["categories"] == ["pets"]
+    assert client.put(f"/memories/{added['id']}", json={"text": "用户在攒钱买房"}).is_success
+    assert client.get(f"/memories/{added['id']}").json()["categories"] == ["money"]
+    own = client.post("/memories", json={"messages": [{"role": "user", "content": "I have a golden retriever"}],
+                                         "user_id": "alice", "infer": False,
+                                         "custom_categories": [{"dogs": "dogs"}]}).json()["results"][0]
+    assert client.get(f"/memories/{own['id']}").json()["categories"] == ["dogs"]  # the add's own list wins

@@ -16,6 +16,7 @@ from jiyi.errors import Forbidden, InvalidInput, NotFound
 from jiyi.filters import split_scope
 from jiyi.graph_view import all_relations, search_relations
 from jiyi.memory import AsyncMemory, ReplayedAnswer
+from jiyi.projects import project_categories
 from jiyi.server.auth import AccessPolicy, NeedsStore, Principal, presented_key
 from jiyi.server.limits import RequestLimits
 from jiyi.server.metrics import Metrics
@@ -204,7 +205,8 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
         infer=body.infer, memory_type=body.memory_type, prompt=body.prompt,
         expiration_date=body.expiration_date, timestamp=body.timestamp,
         async_mode=body.async_mode and body.infer, injected_memory_ids=body.injected_memory_ids,
-        idempotency_key=idempotency_key or body.idempotency_key, custom_categories=body.custom_categories,
+        idempotency_key=idempotency_key or body.idempotency_key,
+        custom_categories=body.custom_categories or await project_categories(m.store, who.project_id),
     )
     mx.add_latency.observe(time.perf_counter() - started)
     if result.get("status") == "PENDING":
@@ -327,6 +329,8 @@ async def update_memory(
     if "expiration_date" in body.model_fields_set:
         options["expiration_date"] = body.expiration_date
     options["version"] = _expected_version(body.version, if_match)
+    if options["text"] is not None:  # a new text is categorised anew, in the project's categories
+        options["custom_categories"] = await project_categories(m.store, who.project_id)
     result = await m.update(memory_id, **options)
     mx.update_total.inc()
     return result
