@@ -94,3 +94,41 @@ def test_words_after_a_kinship_term_that_are_not_names_make_no_entity() -> None:
     # 我爸 and 男朋友 stand for one person each; "my brother" could be any of several: no entity without a name
     assert {e.name: e.aliases for e in graph.entities.values()} == {"爸": ["爸", "我爸"], "男朋友": ["男朋友"]}
     assert relations(graph) == {("爸", "father_of", USER), ("男朋友", "boyfriend_of", USER)}
+
+
+def people_and_places(graph: Graph) -> dict[str, str]:
+    return {e.name: e.kind for e in graph.entities.values()}
+
+
+def test_english_names_said_in_passing_are_people_and_places_by_their_context() -> None:
+    graph, mentions = run("Went hiking with Melanie and Jon, then we drove to Tucson",
+                          "Thanks, Caroline! You're the best.", "Jon's new studio looks amazing",
+                          "Thankfully, my mom is fine. Anyway, Harry Potter is on tonight")
+    assert people_and_places(graph) == {"Melanie": "person", "Jon": "person", "Tucson": "place",
+                                        "Caroline": "person"}
+    assert ("Jon", "m2") in mentions[2]  # a sentence's first word names an entity the graph already knows
+    assert relations(graph) == set()  # a name in passing says someone is in the user's life, not how
+
+
+def test_a_capitalised_first_word_is_a_name_only_when_the_message_has_it_mid_sentence() -> None:
+    graph, _ = run("Margaret and I were married forty-one years.", "Luna and Oliver are so sweet!")
+    assert people_and_places(graph) == {}
+    graph, _ = run("Margaret and I were married forty-one years. The house is quiet since Margaret passed.")
+    assert people_and_places(graph) == {"Margaret": "person"}
+
+
+def test_a_lowercase_word_after_a_kinship_term_is_a_name_only_in_lowercase_chat() -> None:
+    graph, _ = run("My aunt believed in me. My car broke down again")
+    assert people_and_places(graph) == {}
+    graph, _ = run("my roommate jordan already ate all the groceries i bought")
+    assert ("jordan", "roommate_of", USER) in relations(graph)
+
+
+def test_chinese_names_said_in_passing_by_their_form_and_the_words_around_them() -> None:
+    graph, _ = run("我和小李去吃饭了", "跟老王说了 他不信", "王姐说她明天来", "刘洋告诉我他要结婚了",
+                   "婆婆来杭州帮我们带娃")
+    kinds = people_and_places(graph)
+    assert {k: kinds[k] for k in ("小李", "老王", "王姐", "刘洋", "杭州")} == {
+        "小李": "person", "老王": "person", "王姐": "person", "刘洋": "person", "杭州": "place"}
+    graph, _ = run("小时候我住在乡下", "小区门口新开了家店", "老高兴了", "向老师请教了一个问题")
+    assert people_and_places(graph) == {}

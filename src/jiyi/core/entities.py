@@ -163,12 +163,19 @@ class _Resolver:
 
 
 def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: datetime,
-                   memory_ids: Sequence[str], claims: Sequence[Claim] | None = None) -> GraphChange:
+                   memory_ids: Sequence[str], claims: Sequence[Claim] | None = None,
+                   speakers: Sequence[str] = ()) -> GraphChange:
     """What one user message changes in the user's graph. `graph` is updated in place (so a caller going turn by
     turn keeps it current); `recent_texts`: the user's messages before this one, oldest first, for pronouns;
     `memory_ids`: the memories written from this message, which the relations and mentions point to; `claims`: what
-    an LLM read in the message (core/llm_entities.py), the rules' when None."""
+    an LLM read in the message (core/llm_entities.py), the rules' when None; `speakers`: the named speakers of the
+    conversation (LoCoMo's "Caroline: …", a group chat's names), people of it whether or not anyone names them."""
     resolver = _Resolver(graph, when, list(memory_ids))
+    for name in speakers:
+        if resolver.by_name(name) is None:
+            speaker = GraphEntity("person", name, [name])
+            graph.entities[speaker.id] = speaker
+            resolver.touched[speaker.id] = speaker
     for earlier in recent_texts[-4:]:
         for entity_id in resolver.mentions(earlier):
             resolver.note(entity_id)
@@ -186,6 +193,9 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
                 named.add(end)
         if subject is None or claim.relation is None or (claim.object is not None and obj is None):
             continue  # an end the graph does not know: nothing to state, nothing to close
+        if not (_fits(claim.subject, graph, subject) and (obj is None or claim.object is None
+                                                           or _fits(claim.object, graph, obj))):
+            continue  # "shifted to Karthik's place": the rule wanted a place and found the person Karthik
         if claim.ends:
             resolver.end(subject, claim.relation, obj)
         elif obj is not None:
@@ -194,6 +204,18 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
     change.entities = list(resolver.touched.values())
     change.mentions = [(entity_id, memory_id) for entity_id in sorted(named) for memory_id in memory_ids]
     return change
+
+
+_PEOPLE = frozenset({"person"})
+_WHERE = frozenset({"place", "organisation"})  # St Mark's is both a church and where it stands
+
+
+def _fits(ref: Ref, graph: Graph, entity_id: str) -> bool:
+    """A known entity of the kind a rule asked for: a person is not where someone lives, nor a place a sister."""
+    if ref.kind is None or entity_id == USER:
+        return True
+    kind = graph.entities[entity_id].kind
+    return not ((ref.kind in _PEOPLE and kind in _WHERE) or (ref.kind in _WHERE and kind in _PEOPLE))
 
 
 def find_mentions(text: str, graph: Graph) -> list[tuple[str, int, int]]:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 
+from jiyi.core import entity_names_en
 from jiyi.core.entity_claims import ME, Claim, Ref, named, pronoun
+from jiyi.core.not_names import not_a_name_en
 
 _I = re.IGNORECASE
 
@@ -150,7 +152,8 @@ def pronouns(text: str) -> list[str]:
 
 
 def _is_name(word: str) -> bool:
-    return word.casefold() not in NOT_NAMES and len(word) > 1
+    # not_names.json too: "Thankfully, my mom..." is not someone called Thankfully who is the user's mother
+    return word.casefold() not in NOT_NAMES and not not_a_name_en(word) and len(word) > 1
 
 
 def _subject(word: str | None) -> Ref:
@@ -173,12 +176,12 @@ def _term_claim(owner: Ref, term: str, name: str, alias: str) -> Claim | None:
     return None
 
 
-def _naming(sentence: str) -> list[Claim]:
+def _naming(sentence: str, lowercase: bool) -> list[Claim]:
     found: list[Claim] = []
     for m in _MY_TERM_NAME.finditer(sentence):
-        name = m.group("name")
-        if not _is_name(name):
-            continue
+        name = _POSSESSIVE_S.sub("", m.group("name"))
+        if not _is_name(name) or (name.islower() and not lowercase):
+            continue  # "my aunt believed in me", "my car broke": a writer who capitalises would write a name so
         adjectives = m.group("adj").casefold().split()
         term = m.group("term")
         alias = f"{m.group('owner').lower()} {' '.join([*adjectives, term.lower()])}"
@@ -193,8 +196,8 @@ def _naming(sentence: str) -> list[Claim]:
             claim = Claim(ME, "owns", claim.subject)
         found.append(claim)
     for m in _NAMES_TERM_NAME.finditer(sentence):
-        owner, name = m.group("owner"), m.group("name")
-        if not (_is_name(owner) and _is_name(name)):
+        owner, name = m.group("owner"), _POSSESSIVE_S.sub("", m.group("name"))
+        if not (_is_name(owner) and _is_name(name)) or (not lowercase and (owner.islower() or name.islower())):
             continue
         claim = _term_claim(named(owner), m.group("term"), name, f"{owner}'s {m.group('term')}")
         if claim is not None:
@@ -231,6 +234,8 @@ def _naming(sentence: str) -> list[Claim]:
     return found
 
 
+_POSSESSIVE_S = re.compile(r"['’]s$")
+_CAPITAL_I = re.compile(r"\bI\b")
 _TRAILING = re.compile(r"(?:\s+(?:of|&))+$|[\s.,']+$")
 
 
@@ -288,10 +293,20 @@ def _endings(sentence: str) -> list[Claim]:
     return found
 
 
+def writes_in_lowercase(sentences: list[str]) -> bool:
+    """No sentence starts with a capital and "I" is written "i": then "my roommate jordan" names Jordan."""
+    return not any(s[0].isupper() for s in sentences) and not _CAPITAL_I.search(" ".join(sentences))
+
+
 def claims(text: str) -> list[Claim]:
     found: list[Claim] = []
-    for sentence in _SENTENCES.split(text):
-        sentence = sentence.strip()
-        if sentence:
-            found += _naming(sentence) + _places_and_work(sentence) + _endings(sentence)
+    sentences = [s for s in (piece.strip() for piece in _SENTENCES.split(text)) if s]
+    lowercase = writes_in_lowercase(sentences)
+    for sentence in sentences:
+        found += _naming(sentence, lowercase)
+    # Names in passing after the named terms ("my dog Oliver ... Oliver's bone": a pet, not a person) and before the
+    # relations, whose subject ("Melanie moved to Boston") must be known by then.
+    found += entity_names_en.claims(sentences)
+    for sentence in sentences:
+        found += _places_and_work(sentence) + _endings(sentence)
     return found

@@ -12,6 +12,7 @@ import re
 
 import rjieba
 
+from jiyi.core import entity_names_zh
 from jiyi.core.entity_claims import ME, Claim, Ref, named, pronoun
 
 KIN: dict[str, tuple[str, str | None]] = {
@@ -264,10 +265,14 @@ def claims(text: str) -> list[Claim]:
             term = m.group("term")
             found.append(Claim(named(name, "person", term, f"我{term}"), KIN[term][0], ME))
     running = ME
-    for clause in _CLAUSES.split(text):
-        if not clause:
-            continue
+    clauses = [clause for clause in _CLAUSES.split(text) if clause]
+    for clause in clauses:
         introduced = _naming(clause)
         running = _subject_of(clause, running, introduced)
         found += introduced + _relations(clause, running) + _endings(clause, running)
-    return found
+    # Names in passing first, so that the relations' subjects (王姐说她在腾讯上班) are known; not a name a rule above
+    # introduces with its kind (我们家鹦鹉小绿 is a pet).
+    claimed = {ref.name for claim in found for ref in (claim.subject, claim.object) if ref is not None and ref.name}
+    passing = [claim for clause in clauses for claim in entity_names_zh.claims(clause)
+               if claim.subject.name not in claimed]
+    return passing + found
