@@ -4,11 +4,18 @@ theirs alone, and a failing graph update never fails the turn."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import threading
+from typing import Any
 
 import pytest
 
-from jiyi import Memory
+from jiyi import AsyncMemory, Memory, build_store
+from jiyi.embedders.base import Embedder
+from jiyi.entity_path import extract_change
+from jiyi.stores.base import MemoryStore
 from jiyi.stores.entities import USER, EntityStore
 
 
@@ -79,3 +86,68 @@ def test_memories_kept_as_said_build_the_graph_too(memory: Memory) -> None:
     assert "he bombed his first contracts exam" in about_arjun
     memory.delete(kept["results"][0]["id"])
     assert ("Arjun", "brother_of", USER) not in graph_of(memory, "ana")[1]
+
+
+def test_two_adds_at_once_naming_the_same_new_person_make_one_entity(store: MemoryStore, embedder: Embedder,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two AsyncMemory instances on one store, each with its own connection (two server workers), keep a message
+    each (infer=False) at the same moment, both naming Tom for the first time. The race is between reading the
+    graph and saving what the message changes in it, so each add's reading is held until the other's has begun too
+    (or a second has passed: the other add is then waiting for the graph, which is the point). Without the store
+    keeping one user's graph updates apart, both read a graph without Tom and each makes its own (checked: two
+    Toms and two friend_of relations with update_graph reading outside the lock)."""
+    both_reading = threading.Barrier(2)
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        # broken: the other add is waiting for this one's update, so there is no race to set up
+        with contextlib.suppress(threading.BrokenBarrierError):
+            both_reading.wait(timeout=1)
+        return extract_change(*args, **kwargs)
+
+    monkeypatch.setattr("jiyi.entity_path.extract_change", held)
+    other = build_store(store.url)  # type: ignore[attr-defined]
+    workers = [AsyncMemory(store, embedder), AsyncMemory(other, embedder)]
+    said = ["Went climbing with my friend Tom today", "my friend Tom says the new gym is great"]
+    errors: list[BaseException] = []
+
+    def add(memory: AsyncMemory, text: str) -> None:
+        try:
+            asyncio.run(memory.add(text, user_id="ana", infer=False))
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=add, args=pair) for pair in zip(workers, said, strict=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not errors and not any(thread.is_alive() for thread in threads)
+    assert isinstance(store, EntityStore)
+    graph = store.graph("ana")
+    assert [e.name for e in graph.entities.values()] == ["Tom"]
+    [tom] = graph.entities
+    assert [(r.source, r.relation, r.target) for r in graph.relations] == [(tom, "friend_of", USER)]
+    # both messages are Tom's memories: the second add found the entity the first made
+    assert len(store.entity_memories("ana", [tom], 10)) == 2
+    other.close()
+
+
+def test_the_named_speakers_of_a_conversation_are_people_of_it(memory: Memory) -> None:
+    """LoCoMo's "Caroline: …" lines, a group chat's names: each speaker is a person of the graph, the name opening a
+    message is not read as part of what was said (nor as a mention: not every memory of hers is about Caroline),
+    and a lone "label: text" note names no one."""
+    memory.add([{"role": "user", "content": "Caroline: Hey Mel! Went to a support group with Jolene yesterday."},
+                {"role": "assistant", "content": "Melanie: That's great, Caroline! I took the kids to the lake."}],
+               user_id="caroline", infer=False)
+    names, _ = graph_of(memory, "caroline")
+    assert set(names.values()) == {USER, "Caroline", "Melanie", "Mel", "Jolene"}
+    store = memory.store
+    assert isinstance(store, EntityStore)
+    caroline = next(e for e, n in names.items() if n == "Caroline")
+    jolene = next(e for e, n in names.items() if n == "Jolene")
+    assert store.entity_memories("caroline", [caroline], 10) == []
+    assert [memory.get(i)["memory"] for i in store.entity_memories("caroline", [jolene], 10)] == [
+        "Caroline: Hey Mel! Went to a support group with Jolene yesterday."]
+    memory.add("Dinner: pasta with pesto", user_id="bob", infer=False)
+    memory.add("Dinner: tacos", user_id="bob", infer=False)
+    assert graph_of(memory, "bob") == ({USER: USER}, set())

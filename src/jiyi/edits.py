@@ -17,7 +17,7 @@ from jiyi.core.lifecycle import LifecyclePolicy, entry_layer
 from jiyi.core.messages import ChatMessage, in_conversation
 from jiyi.embedders.base import Embedder
 from jiyi.embedders.scheduler import embedding_lane
-from jiyi.entity_path import RECENT_MESSAGES, remember_entities
+from jiyi.entity_path import RECENT_MESSAGES, named_speakers, remember_entities
 from jiyi.errors import Conflict, InvalidInput, NotFound
 from jiyi.filters import Node
 from jiyi.lifecycle import spill_working_memory
@@ -134,8 +134,10 @@ class MemoryEdits:
         if not isinstance(self.store, EntityStore) or not scope.user_id:
             return
         try:
+            speakers = named_speakers(said, earlier)  # the whole add's names: each call below sees one message
             for message, record in zip(said, records, strict=True):
-                remember_entities(self.store, scope, [message], earlier, [record.id], with_evidence=False)
+                remember_entities(self.store, scope, [message], earlier, [record.id], with_evidence=False,
+                                  speakers=speakers)
                 if message.role == "user":
                     earlier = [*earlier, message.content][-RECENT_MESSAGES:]
         except Exception:

@@ -200,6 +200,14 @@ def speaker_prefix(text: str) -> str | None:
     return name if name is not None and _name_like(name) else None
 
 
+def without_speaker(text: str) -> str:
+    """The words of a "Name: text" line without the name (the text as it is when it has no such prefix)."""
+    prefix = _SPEAKER_PREFIX.match(text)
+    if prefix is None or not _name_like(prefix.group(1).strip()):
+        return text
+    return text[prefix.end() - 1:]
+
+
 def _name_like(label: str) -> bool:
     if _NUMBERED.search(label) or label.casefold() in _NOTE_HEADINGS:
         return False

@@ -2,7 +2,7 @@
 between them over time, and which memories mention them (issue 32).
 
 A port of its own beside MemoryStore, not more methods on it: a backend that keeps memories need not keep a graph,
-and the graph's six operations are all the write path, the read path and the console need.
+and the graph's operations are all the write path, the read path and the console need.
 
 The graph can be corrected by hand (the console, the MCP tools): two entities the extraction kept apart merged, an
 entity renamed, a relation closed. Each is one transaction, scoped to one user like every other operation here,
@@ -15,7 +15,7 @@ deleted only when every memory it came from is (MemoryStore.soft_delete drops th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -143,6 +143,13 @@ class EntityStore(Protocol):
     def save_graph(self, user_id: str, change: GraphChange, when: datetime) -> None:
         """Write a turn's change with a history row for each entity or relation added or changed, in one
         transaction. Ids of another user's entities are refused (InvalidInput)."""
+        ...
+
+    def update_graph(self, user_id: str, edit: Callable[[Graph], GraphChange], when: datetime) -> GraphChange:
+        """Read the user's graph, let `edit` work out a change from it and save that change as save_graph does,
+        with no other update of the user's graph, in this process or another, between the read and the save: two
+        adds naming the same new person at once make one entity. `edit` runs inside the store's transaction, so it
+        must be quick and do no I/O (the rules take about a millisecond; an LLM's reading is done before)."""
         ...
 
     def entity_memories(self, user_id: str, entity_ids: Sequence[str], limit: int) -> list[str]:

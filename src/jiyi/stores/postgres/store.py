@@ -31,7 +31,7 @@ import math
 import time
 import weakref
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -106,7 +106,7 @@ from jiyi.stores.postgres.codec import (
     utc,
     webhook_params,
 )
-from jiyi.stores.postgres.migrations import BINDING_LOCK, CHANGE_LOG_LOCK, WEBHOOK_CURSOR, migrate
+from jiyi.stores.postgres.migrations import BINDING_LOCK, CHANGE_LOG_LOCK, GRAPH_LOCK, WEBHOOK_CURSOR, migrate
 from jiyi.stores.postgres.sql_filters import Params, to_sql
 from jiyi.text import has_cjk
 from jiyi.tracing import store_call
@@ -567,6 +567,16 @@ class PostgresStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntitySto
     def save_graph(self, user_id: str, change: GraphChange, when: datetime) -> None:
         with self._write() as db:
             graph_tables.save_graph(db, graph_tables.POSTGRES, user_id, change, when)
+
+    def update_graph(self, user_id: str, edit: Callable[[Graph], GraphChange], when: datetime) -> GraphChange:
+        with self._write() as db:
+            # One user's graph updates run one after another (others' do not wait, bar a hash collision); the read
+            # below then sees what the one before committed.
+            db.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (GRAPH_LOCK, user_id))
+            change = edit(graph_tables.read_graph(db, graph_tables.POSTGRES, user_id))
+            if change:
+                graph_tables.save_graph(db, graph_tables.POSTGRES, user_id, change, when)
+            return change
 
     def entity_memories(self, user_id: str, entity_ids: Sequence[str], limit: int) -> list[str]:
         with self._connection() as db:

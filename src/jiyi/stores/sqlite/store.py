@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -520,6 +520,14 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         with self._write() as db:
             graph_tables.save_graph(db, graph_tables.SQLITE, user_id, change, when)
             self._graphs.pop(user_id, None)
+
+    def update_graph(self, user_id: str, edit: Callable[[Graph], GraphChange], when: datetime) -> GraphChange:
+        with self._write() as db:  # BEGIN IMMEDIATE: another writer of the file, here or elsewhere, waits for COMMIT
+            change = edit(graph_tables.read_graph(db, graph_tables.SQLITE, user_id))
+            if change:
+                graph_tables.save_graph(db, graph_tables.SQLITE, user_id, change, when)
+                self._graphs.pop(user_id, None)
+            return change
 
     def entity_memories(self, user_id: str, entity_ids: Sequence[str], limit: int) -> list[str]:
         with self._lock:
