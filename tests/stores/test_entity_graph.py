@@ -11,7 +11,7 @@ from jiyi import InvalidInput, NotFound, build_store
 from jiyi.embedders.base import Embedder
 from jiyi.records import Category, Event, HistoryEvent, MemoryRecord, Scope
 from jiyi.stores.base import MemoryStore
-from jiyi.stores.entities import USER, EntityStore, GraphChange, GraphEntity, GraphRelation
+from jiyi.stores.entities import USER, EntityStore, Graph, GraphChange, GraphEntity, GraphRelation
 
 T0 = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
 
@@ -309,3 +309,29 @@ def test_entity_memory_counts_are_live_memories_not_evidence(store: MemoryStore,
     assert graph.entity_memory_counts("alice") == {mochi.id: 3, coco.id: 1}
     delete(store, m3)
     assert graph.entity_memory_counts("alice") == {mochi.id: 2}
+
+
+def test_an_update_reads_the_graph_saves_what_its_edit_makes_and_nothing_if_the_edit_fails(
+        store: MemoryStore, embedder: Embedder) -> None:
+    graph = graph_store(store)
+    m1 = put(store, embedder, "my friend Tom came over")
+
+    def add_tom(current: Graph) -> GraphChange:
+        assert current.entities == {}
+        tom = GraphEntity("person", "Tom", ["Tom", "my friend"])
+        return GraphChange([tom], [GraphRelation(tom.id, "friend_of", USER, [m1])], [(tom.id, m1)])
+
+    saved = graph.update_graph("alice", add_tom, T0)
+    [tom] = saved.entities
+
+    def fail(current: Graph) -> GraphChange:
+        assert list(current.entities) == [tom.id]  # the update before it, as committed
+        current.entities[tom.id].name = "Thomas"
+        raise RuntimeError("the extraction broke")
+
+    with pytest.raises(RuntimeError):
+        graph.update_graph("alice", fail, T0 + timedelta(days=1))
+    got = graph.graph("alice")
+    assert [e.name for e in got.entities.values()] == ["Tom"]
+    assert graph.update_graph("alice", lambda current: GraphChange(), T0) == GraphChange()
+    assert [e.event for e in graph.graph_history("alice", tom.id)] == ["ADD"]
