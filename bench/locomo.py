@@ -658,7 +658,10 @@ def run_mode(args: argparse.Namespace, infer: bool, conversations: Sequence[Conv
     settings = ingestion_settings(args.data, conversations, infer=infer, embedder=embedder, llm=llm, batch=args.batch,
                                   ingest_mode=args.ingest)
     store, ingestion = open_store(path, settings, args.reuse, log)
-    memory = Memory(store, embedder, llm=llm)
+    # The graph recall path's limit is a read setting, not part of the ingestion: a store ingested once is searched
+    # with and without it (--reuse --graph-limit 0).
+    config = {"retrieval": {"graph_limit": args.graph_limit}} if args.graph_limit is not None else None
+    memory = Memory(store, embedder, llm=llm, config=config)
     try:
         reused = ingestion is not None
         if ingestion is None:
@@ -756,6 +759,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--judge-concurrency", type=int, default=4)
     parser.add_argument("--limit-conversations", type=int, help="only the first N conversations")
     parser.add_argument("--limit-questions", type=int, help="only the first N questions of each conversation")
+    parser.add_argument("--graph-limit", type=int, help="memories the entity graph's recall path brings "
+                                                         "(retrieval.graph_limit; 0: the path off); default 10")
     parser.add_argument("--details", action="store_true", help="also write every question's retrieved memories")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON result file")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -802,7 +807,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "settings": {"k": ks, "ingest": args.ingest, "batch": args.batch, "embedder": args.embedder,
                      "embedder_model": embedder.model_id,
                      "llm": args.llm, "llm_base_url": args.llm_base_url, "judge": args.judge,
-                     "limit_conversations": args.limit_conversations, "limit_questions": args.limit_questions},
+                     "limit_conversations": args.limit_conversations, "limit_questions": args.limit_questions,
+                     "graph_limit": args.graph_limit},
         "library": {"jiyi": jiyi.__version__, "path": str(Path(jiyi.__file__).parent),
                     "git": git_info(Path(jiyi.__file__).parent)},
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),

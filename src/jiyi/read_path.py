@@ -138,7 +138,8 @@ class ReadSettings:
     def from_config(cls, config: dict[str, Any]) -> ReadSettings:
         """From config["retrieval"]: any field above, plus ranking weights (retention, importance, recency),
         rule_relevance, attribute_relevance, rule_limit, core_limit, episode_weight, question_weight,
-        neighbour_weight (0 turns the neighbours' support off) and other_speaker_weight (1 turns it off)."""
+        neighbour_weight (0 turns the neighbours' support off), other_speaker_weight (1 turns it off) and graph_limit (0
+        turns the entity graph's recall path off)."""
         section = dict(config.get("retrieval") or {})
         # Shares of a score (0 to 1), checked here: a wrong one would otherwise fail only when a search weighs with it.
         for name in ("min_relevance", "reminder_min_relevance", "unaddressed_min_relevance",
@@ -151,7 +152,7 @@ class ReadSettings:
             raise ConfigError(f"retrieval setting who_is_who must be true or false, got {section['who_is_who']!r}")
         ranking_fields = {k: section.pop(k) for k in ("retention", "importance", "recency") if k in section}
         retrieval_keys = ("rule_relevance", "attribute_relevance", "rule_limit", "core_limit", "episode_weight",
-                          "question_weight", "neighbour_weight", "other_speaker_weight")
+                          "question_weight", "neighbour_weight", "other_speaker_weight", "graph_limit")
         retrieval_fields = {k: section.pop(k) for k in retrieval_keys if k in section}
         unknown = set(section) - set(cls.__dataclass_fields__) - {"retrieval"}
         if unknown:
