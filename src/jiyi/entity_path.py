@@ -48,22 +48,22 @@ def remember_entities(store: EntityStore, scope: Scope, messages: Sequence[Store
         return 0  # the graph is a user's: an agent's or a run's own memories have none
     user_id = scope.user_id
     conversation = named_speakers(messages, earlier) if speakers is None else set(speakers)
-    recent = list(earlier)[-RECENT_MESSAGES:]
+    recent = [without_speaker(text) for text in earlier[-RECENT_MESSAGES:]]  # "Jon: …" mentions no Jon
     changed = 0
+    speakers_now = sorted(conversation)
     for message in messages:
-        speaker = speaker_of(message)
-        said_by = [speaker] if speaker in conversation else []
         when = message.created_at
         if message.role != "user" or not message.content.strip():
-            if said_by:
-                changed += len(store.update_graph(user_id, _reading("", [], when, [], None, said_by), when).entities)
+            if speaker_of(message) in conversation:
+                changed += len(store.update_graph(user_id, _reading("", [], when, [], None, speakers_now),
+                                                  when).entities)
             continue
         text = message.content if message.name else without_speaker(message.content)
         supports = [*memory_ids, evidence_id(message.id)] if with_evidence else list(memory_ids)
         read = (claims or {}).get(message.id)
-        change = store.update_graph(user_id, _reading(text, recent, when, supports, read, said_by), when)
+        change = store.update_graph(user_id, _reading(text, recent, when, supports, read, speakers_now), when)
         changed += len(change.entities) + len(change.relations)
-        recent = [*recent, message.content][-RECENT_MESSAGES:]
+        recent = [*recent, text][-RECENT_MESSAGES:]
     return changed
 
 

@@ -132,3 +132,21 @@ def test_chinese_names_said_in_passing_by_their_form_and_the_words_around_them()
         "小李": "person", "老王": "person", "王姐": "person", "刘洋": "person", "杭州": "place"}
     graph, _ = run("小时候我住在乡下", "小区门口新开了家店", "老高兴了", "向老师请教了一个问题")
     assert people_and_places(graph) == {}
+
+
+def test_business_partners_are_organisations_and_a_numbered_word_is_no_one() -> None:
+    graph, _ = run("I'm in talks with Gatorade about a sponsorship", "Remember that block in Game 7 of the Finals?")
+    assert people_and_places(graph) == {"Gatorade": "organisation"}
+
+
+def test_a_pronoun_never_stands_for_a_named_speaker_of_the_conversation() -> None:
+    """Between Caroline and Melanie, Caroline's "she" is someone else: Melanie is "you", Caroline is "I"."""
+    graph = Graph()
+    extract_change("Thanks, Melanie! I adopted a puppy last week", graph, [], T0, ["m0"], speakers=["Melanie"])
+    change = extract_change("She is so playful", graph, ["Thanks, Melanie! I adopted a puppy last week"], T0,
+                            ["m1"], speakers=["Melanie"])
+    assert change.mentions == []
+    without = Graph()
+    extract_change("Thanks, Melanie! I adopted a puppy last week", without, [], T0, ["m0"])
+    change = extract_change("She is so playful", without, ["Thanks, Melanie! I adopted a puppy last week"], T0, ["m1"])
+    assert [without.entities[e].name for e, _ in change.mentions] == ["Melanie"]  # a person named in passing

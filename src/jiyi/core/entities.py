@@ -62,6 +62,7 @@ class _Resolver:
     recent: list[str] = field(default_factory=list)  # entity ids, most recently mentioned last
     change: GraphChange = field(default_factory=GraphChange)
     touched: dict[str, GraphEntity] = field(default_factory=dict)
+    speakers: set[str] = field(default_factory=set)  # entity ids of the conversation's named speakers
 
     # --- finding entities ----------------------------------------------------------------------------------
 
@@ -83,6 +84,8 @@ class _Resolver:
     def pronoun(self, word: str) -> str | None:
         kind, gender = PRONOUN_KINDS[word]
         for entity_id in reversed(self.recent):
+            if entity_id in self.speakers:
+                continue  # between named speakers, "she" is neither of them: they are "I" and "you"
             entity = self.graph.entities[entity_id]
             if kind == "pet" and entity.kind in ("pet", "thing"):
                 return entity_id
@@ -169,13 +172,16 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
     turn keeps it current); `recent_texts`: the user's messages before this one, oldest first, for pronouns;
     `memory_ids`: the memories written from this message, which the relations and mentions point to; `claims`: what
     an LLM read in the message (core/llm_entities.py), the rules' when None; `speakers`: the named speakers of the
-    conversation (LoCoMo's "Caroline: …", a group chat's names), people of it whether or not anyone names them."""
+    conversation (LoCoMo's "Caroline: …", a group chat's names), people of it whether or not anyone names them, and
+    never what a pronoun stands for."""
     resolver = _Resolver(graph, when, list(memory_ids))
     for name in speakers:
-        if resolver.by_name(name) is None:
+        speaker = resolver.by_name(name)
+        if speaker is None:
             speaker = GraphEntity("person", name, [name])
             graph.entities[speaker.id] = speaker
             resolver.touched[speaker.id] = speaker
+        resolver.speakers.add(speaker.id)
     for earlier in recent_texts[-4:]:
         for entity_id in resolver.mentions(earlier):
             resolver.note(entity_id)

@@ -8,7 +8,9 @@ it mid-sentence. A candidate becomes an entity only where its context says what 
 - a person: "with X", "X and I", "me and X", "X said / told me / texted...", "X's <noun>" (not "X's for dinner"),
   a greeting or thanks before it ("Hey Mel", "Thanks, Caroline"), a name closing its sentence after a comma
   ("you're right, Caroline."), or "and X" after a person;
-- a place: "in X", "from X" after I'm / we're / came, "to X" after a verb of going (went, moved, drove, trip).
+- a place: "in X", "from X" after I'm / we're / came, "to X" after a verb of going (went, moved, drove, trip);
+- an organisation: "a deal with X", "talks with X", "sponsored by X".
+Not "the X" nor "X 7" (the Buick, Game 7): a thing or an event, the context does not say which.
 Elsewhere a capitalised word names only an entity the graph already knows (core/entities.find_mentions). No relation
 is claimed: a name in passing says someone is in the user's life, not how.
 """
@@ -36,6 +38,10 @@ _PERSON_AFTER = re.compile(
 _POSSESSIVE = re.compile(r"^['’]s\s+(?!(?:for|to|in|at|on|and|or|with|tonight|today|yesterday|tomorrow|"
                          r"this|last|next|again|too|lol|haha)\b)[a-z]")
 _THE = re.compile(r"\bthe\s+$", re.I)
+_NUMBERED = re.compile(r"^\s*\d")
+# "talks with Gatorade", "a deal with Nike": a company on the other side of business
+_DEALS_WITH = re.compile(r"\b(?:deals?|talks|contracts?|partnership|sponsorships?|sponsored\s+by|signed\s+with|"
+                         r"collab(?:oration)?s?)\s+(?:with\s+)?$", re.I)
 _VOCATIVE_END = re.compile(r"^[\s!.?…~]*$")
 _AFTER_A_COMMA = re.compile(r",\s*$")
 # "my home country, Sweden." names what the words before the comma said, not who is spoken to
@@ -77,8 +83,10 @@ def _at_start(sentence: str, start: int) -> bool:
 
 def _kind(sentence: str, start: int, end: int, after_person: int | None) -> str | None:
     before, after = sentence[:start], sentence[end:]
-    if _THE.search(before):
-        return None  # "the Buick's air conditioning", "the Grand Canyon": a thing or a place, not said which
+    if _THE.search(before) or _NUMBERED.match(after):
+        return None  # "the Buick's air conditioning", "Game 7": a thing, an event or a place, not said which
+    if _DEALS_WITH.search(before):
+        return "organisation"
     if _PERSON_BEFORE.search(before) or _PERSON_AFTER.match(after) or _POSSESSIVE.match(after):
         return "person"
     if _AFTER_A_COMMA.search(before) and _VOCATIVE_END.match(after) and not _APPOSITION.search(before):
