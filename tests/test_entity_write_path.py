@@ -134,20 +134,23 @@ def test_two_adds_at_once_naming_the_same_new_person_make_one_entity(store: Memo
 
 def test_the_named_speakers_of_a_conversation_are_people_of_it(memory: Memory) -> None:
     """LoCoMo's "Caroline: …" lines, a group chat's names: each speaker is a person of the graph, the name opening a
-    message is not read as part of what was said (nor as a mention: not every memory of hers is about Caroline),
-    and a lone "label: text" note names no one."""
-    memory.add([{"role": "user", "content": "Caroline: Hey Mel! Went to a support group with Jolene yesterday."},
+    message is not read as part of what was said (nor as a mention: not every memory of hers is about Caroline), a
+    speaker spoken to is not mentioned either ("Thanks, Melanie!" says nothing about Melanie), and a lone
+    "label: text" note names no one."""
+    memory.add([{"role": "user", "content": "Caroline: Thanks, Melanie! Went to a support group with Jolene."},
                 {"role": "assistant", "content": "Melanie: That's great, Caroline! I took the kids to the lake."}],
                user_id="caroline", infer=False)
+    memory.add([{"role": "user", "content": "Caroline: Hey Mel! Jolene says hi."}], user_id="caroline", infer=False)
     names, _ = graph_of(memory, "caroline")
     assert set(names.values()) == {USER, "Caroline", "Melanie", "Mel", "Jolene"}
     store = memory.store
     assert isinstance(store, EntityStore)
-    caroline = next(e for e, n in names.items() if n == "Caroline")
-    jolene = next(e for e, n in names.items() if n == "Jolene")
-    assert store.entity_memories("caroline", [caroline], 10) == []
-    assert [memory.get(i)["memory"] for i in store.entity_memories("caroline", [jolene], 10)] == [
-        "Caroline: Hey Mel! Went to a support group with Jolene yesterday."]
+    caroline, melanie, mel, jolene = (next(e for e, n in names.items() if n == name)
+                                      for name in ("Caroline", "Melanie", "Mel", "Jolene"))
+    assert store.entity_memories("caroline", [caroline, melanie], 10) == []
+    assert [memory.get(i)["memory"] for i in store.entity_memories("caroline", [mel], 10)] == [
+        "Caroline: Hey Mel! Jolene says hi."]  # a name the speakers do not go by is a person like any other
+    assert len(store.entity_memories("caroline", [jolene], 10)) == 2
     memory.add("Dinner: pasta with pesto", user_id="bob", infer=False)
     memory.add("Dinner: tacos", user_id="bob", infer=False)
     assert graph_of(memory, "bob") == ({USER: USER}, set())

@@ -118,7 +118,7 @@ class MemoryEdits:
                                                                 vectors), strict=True):
             record.categories = categories
         self.store.insert(records, vectors, [history_row(Event.ADD, r, now) for r in records])
-        self._remember_entities(scope, said, records, [m.content for m in earlier if m.role == "user"])
+        self._remember_entities(scope, said, records, earlier)
         spill_working_memory(self.store, scope, self.lifecycle, now)
         return {"results": [
             {"id": r.id, "memory": r.content, "event": Event.ADD.value, "actor_id": r.actor_id, "role": r.role,
@@ -127,14 +127,17 @@ class MemoryEdits:
         ]}
 
     def _remember_entities(self, scope: Scope, said: list[StoredMessage], records: list[MemoryRecord],
-                           earlier: list[str]) -> None:
+                           before: list[StoredMessage]) -> None:
         """Who is who from messages kept as they were said, as the write path does for a turn's facts
         (entity_path.py): each message's entities and relations cite the memory that keeps it. An error is logged;
         the memories stay."""
         if not isinstance(self.store, EntityStore) or not scope.user_id:
             return
         try:
-            speakers = named_speakers(said, earlier)  # the whole add's names: each call below sees one message
+            # Who speaks, from everyone's messages (a lone message of one speaker still has the other's before it);
+            # each call below sees one message. Pronouns are read in the user's own messages only.
+            speakers = named_speakers(said, [m.content for m in before])
+            earlier = [m.content for m in before if m.role == "user"]
             for message, record in zip(said, records, strict=True):
                 remember_entities(self.store, scope, [message], earlier, [record.id], with_evidence=False,
                                   speakers=speakers)

@@ -172,8 +172,8 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
     turn keeps it current); `recent_texts`: the user's messages before this one, oldest first, for pronouns;
     `memory_ids`: the memories written from this message, which the relations and mentions point to; `claims`: what
     an LLM read in the message (core/llm_entities.py), the rules' when None; `speakers`: the named speakers of the
-    conversation (LoCoMo's "Caroline: …", a group chat's names), people of it whether or not anyone names them, and
-    never what a pronoun stands for."""
+    conversation (LoCoMo's "Caroline: …", a group chat's names), people of it whether or not anyone names them,
+    never what a pronoun stands for, and not mentioned by being spoken to."""
     resolver = _Resolver(graph, when, list(memory_ids))
     for name in speakers:
         speaker = resolver.by_name(name)
@@ -208,7 +208,11 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
             resolver.state(subject, claim.relation, obj)
     change = resolver.change
     change.entities = list(resolver.touched.values())
-    change.mentions = [(entity_id, memory_id) for entity_id in sorted(named) for memory_id in memory_ids]
+    # A speaker named in a conversation between named speakers is spoken to ("Thanks, Caroline!"), not about: on
+    # LoCoMo those were 1,082 of 1,196 mentions, and searches that named a speaker got her greetings from the graph
+    # path (1-4 any@10 82.0 with the path, 82.8 without; 82.8 with, once they were not mentions).
+    change.mentions = [(entity_id, memory_id) for entity_id in sorted(named - resolver.speakers)
+                       for memory_id in memory_ids]
     return change
 
 
