@@ -58,12 +58,12 @@ def test_a_users_entities_and_an_entity_page_in_both_languages(
     page = browser.page("/ui/users/alice/entities")
     assert page.status_code == 200 and "People &amp; things" in page.text
     entities = listed(page)
-    assert set(entities) == {"Arjun", "阿俊", "芝加哥", "Denver", "Seattle", "小雨"}
+    assert set(entities) == {"Arjun", "阿俊", "Chicago", "芝加哥", "Denver", "Seattle", "小雨"}
     assert entities["Arjun"][1] == "person" and entities["Denver"][1] == "place"
     assert "my older brother" in page.text and "我哥哥" in page.text and "Mochi" not in page.text
-    assert "6 entities" in page.text
+    assert "7 entities" in page.text
     places = listed(browser.page("/ui/users/alice/entities?kind=place"))
-    assert set(places) == {"芝加哥", "Denver", "Seattle"}
+    assert set(places) == {"Chicago", "芝加哥", "Denver", "Seattle"}
     assert browser.page("/ui/users/alice/entities?kind=robot").status_code == 400
 
     denver = browser.page(f"/ui/users/alice/entities/{entities['Denver'][0]}")
@@ -99,7 +99,8 @@ def test_corrections_from_the_entity_page(make_server: Callable[..., RunningServ
     after = browser.page(f"{page}?done=merged")
     assert 'id="done"' in after.text and "阿俊" in after.text and "我哥哥" in after.text
     assert "芝加哥" in after.text and after.text.count('data-status="current"') == 2  # brother_of (joined), lives_in
-    assert set(listed(browser.page("/ui/users/alice/entities"))) == {"Arjun", "芝加哥", "Denver", "Seattle", "小雨"}
+    assert set(listed(browser.page("/ui/users/alice/entities"))) == {"Arjun", "Chicago", "芝加哥", "Denver", "Seattle",
+                                                                     "小雨"}
     assert browser.page(f"/ui/users/alice/entities/{ajun}").status_code == 404
     assert "MERGE" in after.text
 

@@ -229,13 +229,15 @@ def _entity_text(entity: GraphEntity) -> str:
     return json.dumps({"kind": entity.kind, "name": entity.name, "aliases": entity.aliases}, ensure_ascii=False)
 
 
-def _lock(db: Any, sql: GraphSql, user_id: str) -> None:
+def lock_user(db: Any, sql: GraphSql, user_id: str) -> None:
+    """Make this transaction the only one changing the user's graph until it ends (PostgreSQL; SQLite's
+    BEGIN IMMEDIATE already is)."""
     if sql.lock_user:
         db.execute(sql.lock_user, (user_id,))
 
 
 def save_graph(db: Any, sql: GraphSql, user_id: str, change: GraphChange, when: datetime) -> None:
-    _lock(db, sql, user_id)
+    lock_user(db, sql, user_id)
     ids = [e.id for e in change.entities] + [r.id for r in change.relations]
     if ids:
         foreign = [row["id"] for row in db.execute(sql.owners_of, (json.dumps(ids), json.dumps(ids))).fetchall()
@@ -347,7 +349,7 @@ def _earliest(a: datetime | None, b: datetime | None) -> datetime | None:
 
 def merge_entities(db: Any, sql: GraphSql, user_id: str, keep_id: str, merge_id: str,
                    when: datetime) -> EntityMerge:
-    _lock(db, sql, user_id)
+    lock_user(db, sql, user_id)
     graph = read_graph(db, sql, user_id)
     keep, gone = _owned_entity(graph, user_id, keep_id), _owned_entity(graph, user_id, merge_id)
     if keep_id == merge_id:
@@ -404,7 +406,7 @@ MAX_NAME_CHARS = 200
 
 
 def rename_entity(db: Any, sql: GraphSql, user_id: str, entity_id: str, name: str, when: datetime) -> GraphEntity:
-    _lock(db, sql, user_id)
+    lock_user(db, sql, user_id)
     graph = read_graph(db, sql, user_id)
     entity = _owned_entity(graph, user_id, entity_id)
     name = name.strip()
@@ -426,7 +428,7 @@ def rename_entity(db: Any, sql: GraphSql, user_id: str, entity_id: str, name: st
 
 def close_relation(db: Any, sql: GraphSql, user_id: str, relation_id: str, when: datetime,
                    invalid_at: datetime | None) -> GraphRelation:
-    _lock(db, sql, user_id)
+    lock_user(db, sql, user_id)
     graph = read_graph(db, sql, user_id)
     relation = next((r for r in graph.relations if r.id == relation_id), None)
     if relation is None:

@@ -27,9 +27,6 @@ MIGRATIONS: list[tuple[str, Migration]] = []
 MIGRATION_LOCK = 0x6A697969_0001
 CHANGE_LOG_LOCK = 0x6A697969_0002  # held by a writer from its first history row to its commit: see store._log_lock
 BINDING_LOCK = 0x6A697969_0003
-# The first of the two int4 keys (a key space apart from the bigint one) of a user's graph lock, the second the
-# hash of the user id: store.update_graph. "jigp".
-GRAPH_LOCK = 0x6A696770
 
 # m017 rebuilds an HNSW index of up to this many rows itself (seconds; a migration holds off every other process).
 REBUILD_IN_MIGRATION = 20_000

@@ -106,7 +106,7 @@ from jiyi.stores.postgres.codec import (
     utc,
     webhook_params,
 )
-from jiyi.stores.postgres.migrations import BINDING_LOCK, CHANGE_LOG_LOCK, GRAPH_LOCK, WEBHOOK_CURSOR, migrate
+from jiyi.stores.postgres.migrations import BINDING_LOCK, CHANGE_LOG_LOCK, WEBHOOK_CURSOR, migrate
 from jiyi.stores.postgres.sql_filters import Params, to_sql
 from jiyi.text import has_cjk
 from jiyi.tracing import store_call
@@ -572,7 +572,7 @@ class PostgresStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntitySto
         with self._write() as db:
             # One user's graph updates run one after another (others' do not wait, bar a hash collision); the read
             # below then sees what the one before committed.
-            db.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (GRAPH_LOCK, user_id))
+            graph_tables.lock_user(db, graph_tables.POSTGRES, user_id)  # the corrections' lock too (graph_tables)
             change = edit(graph_tables.read_graph(db, graph_tables.POSTGRES, user_id))
             if change:
                 graph_tables.save_graph(db, graph_tables.POSTGRES, user_id, change, when)
