@@ -254,7 +254,7 @@ def test_the_people_and_things_in_a_users_life(make_server: Callable[..., Runnin
     page.goto("/ui/users/alice/memories")
     page.click("#entities-tab")
     page.wait_for_url("**/ui/users/alice/entities")
-    expect(page.locator("#entities-table tbody tr")).to_have_count(4)
+    expect(page.locator("#entities-table tbody tr")).to_have_count(5)  # Arjun, 阿俊, Chicago, 芝加哥, Initech
     expect(page.locator("#entities-table")).to_contain_text("my older brother")
     shot(page, "entities")
     page.click("#entities-table a:text('Arjun')")
