@@ -33,6 +33,7 @@ TEMPLATE = "jiyi_template"
 # Durability is worth nothing to a test database: without fsync a migrated database is copied in milliseconds.
 SETTINGS = ("fsync=off", "synchronous_commit=off", "full_page_writes=off", "max_connections=300",
             "shared_buffers=128MB", "max_wal_size=1GB", "checkpoint_timeout=1h")
+PORT_RETRIES = 2  # starts on another free port after one turned out taken
 
 
 def _bin_dir() -> Path:
@@ -83,19 +84,35 @@ class TestPostgres:
     def _fail(self, message: str) -> None:
         pytest.fail(f"PostgreSQL for the tests could not start: {message}", pytrace=False)
 
-    def _run(self, *command: str) -> None:
+    def _run(self, *command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([*self._as_user, *command], capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            log = self.root / "log"
-            tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
-            self._fail(f"`{' '.join(command)}` exited with {done.returncode}: {done.stderr.strip()}\n{tail}")
+        if done.returncode != 0 and check:
+            self._command_failed(command, done)
+        return done
+
+    def _command_failed(self, command: tuple[str, ...], done: subprocess.CompletedProcess[str]) -> None:
+        self._fail(f"`{' '.join(command)}` exited with {done.returncode}: {done.stderr.strip()}\n{self._log()[-2000:]}")
+
+    def _log(self) -> str:
+        log = self.root / "log"
+        return log.read_text(errors="replace") if log.exists() else ""
 
     def _start(self) -> None:
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "jiyi", "--auth=trust", "-E", "UTF8",
                   "--locale=C.UTF-8", "--no-sync", "--no-instructions")
         options = " ".join(f"-c {setting}" for setting in SETTINGS)
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log"), "-w", "-t", "60",
-                  "-o", f"-p {self.port} -h 127.0.0.1 -k {self.root} {options}", "start")
+        for retries_left in reversed(range(PORT_RETRIES + 1)):
+            start = (str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log"), "-w", "-t", "60",
+                     "-o", f"-p {self.port} -h 127.0.0.1 -k {self.root} {options}", "start")
+            done = self._run(*start, check=False)
+            if done.returncode == 0:
+                break
+            if not retries_left or "Address already in use" not in self._log():
+                self._command_failed(start, done)
+            # _free_port() races with every process that picks ports here, pytest-xdist's other workers starting
+            # servers of their own at the same moment among them: the port was taken meanwhile, another is tried.
+            (self.root / "log").unlink()
+            self.port = _free_port()
         atexit.register(self.stop)  # a session that dies without its teardown still stops its server
         import psycopg
 
