@@ -31,6 +31,16 @@ def _loopback_only(self: socket.socket, address: Any) -> Any:
     return _real_connect(self, address)
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: without xdist (or with -n 0) it is never called
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile`, with the SillyTavern package kept on one worker (tests/scheduling.py)."""
+    if config.getvalue("dist") != "loadfile":
+        return None  # another --dist given on the command line: xdist's own
+    from tests.scheduling import ModulesAndSharedPackages
+
+    return ModulesAndSharedPackages(config, log)
+
+
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
