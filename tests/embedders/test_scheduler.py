@@ -315,21 +315,25 @@ def e5() -> Any:
 
 @pytest.mark.parametrize("unit", ["I moved to Shanghai last spring and my sister cooks noodles. ",
                                   "我去年春天搬到了上海，姐姐每次都给我做面条。"])
-def test_a_5mb_text_embeds_with_e5_in_under_a_second(e5: Any, unit: str) -> None:
+def test_a_5mb_text_costs_what_its_kept_prefix_costs(e5: Any, unit: str) -> None:
+    """A 5 MB text is cut to what the model reads before anything else is done with it: embedding it costs what
+    embedding the kept prefix costs (in turns, best of three each: the machine is shared, with the suite's other
+    pytest-xdist worker too), where tokenizing all of it would take many times that."""
     scheduler = EmbeddingScheduler(e5)
     huge = unit * (5_000_000 // len(unit.encode()))
-    scheduler.embed_query("warm up")
-    timings: list[float] = []
-    # The best of up to five: the machine is shared (with the suite's other pytest-xdist workers too), and one run
-    # can lose the cores to another process.
-    while len(timings) < 5 and min(timings, default=1.0) >= 1.0:
-        began = time.perf_counter()
-        vector = scheduler.embed_documents([huge])[0]
-        timings.append(time.perf_counter() - began)
-    assert min(timings) < 1.0, timings
     kept = fit_input(e5, huge)
     assert huge.startswith(kept) and e5.count_tokens(kept) <= e5.max_input_tokens < e5.count_tokens(kept + unit)
-    assert np.allclose(vector, e5.embed_documents([kept])[0], atol=1e-6)
+    scheduler.embed_query("warm up")
+    timings: dict[str, list[float]] = {"huge": [], "kept": []}
+    vectors = {}
+    for _ in range(3):
+        for name, text in (("huge", huge), ("kept", kept)):
+            began = time.perf_counter()
+            vectors[name] = scheduler.embed_documents([text])[0]
+            timings[name].append(time.perf_counter() - began)
+    assert min(timings["huge"]) < 2 * min(timings["kept"]) + 0.1, timings
+    assert np.allclose(vectors["huge"], vectors["kept"], atol=1e-6)
+    assert np.allclose(vectors["huge"], e5.embed_documents([kept])[0], atol=1e-6)
     short = "用户对海鲜过敏"
     assert fit_input(e5, short) == short and np.allclose(scheduler.embed_query(short), e5.embed_query(short))
     scheduler.close()
