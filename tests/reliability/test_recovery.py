@@ -18,6 +18,7 @@ from tests.reliability.conftest import ServerProcess, StartServer, query
 from tests.reliability.test_crash import Acknowledged, write_until_killed
 
 RECOVERY_LIMIT = 30.0  # seconds from the kill until every acknowledged turn is searchable
+ENOUGH_TURNS = 50  # acknowledged turns (infer=true) before the kill, for the recovery to be judged
 
 
 def unfinished(server: ServerProcess, turn_ids: list[str]) -> int:
@@ -51,10 +52,11 @@ def test_turns_a_killed_server_had_acknowledged_are_searchable_within_30_s(serve
                                                                           store_url: str | None) -> None:
     acknowledged = Acknowledged()
     server = serve(store=store_url)
-    killed = asyncio.run(write_until_killed(server, acknowledged, seed=7, kill_after=3.0))
+    killed = asyncio.run(write_until_killed(server, acknowledged, seed=7, kill_after=3.0,
+                                            enough=lambda written: len(written.said) > ENOUGH_TURNS))
     assert not acknowledged.server_errors, acknowledged.server_errors[:5]
     turns = sorted(acknowledged.said)
-    assert len(turns) > 50, "too little was written to judge"
+    assert len(turns) > ENOUGH_TURNS, "too little was written to judge"
 
     server = serve(store=store_url)  # the same store
     restarted = time.monotonic()
