@@ -48,3 +48,32 @@ def test_a_slow_turn_and_the_one_waiting_behind_it_stay_with_their_worker(store:
         await second.close()
 
     asyncio.run(run())
+
+
+def test_a_lease_is_let_go_even_when_its_task_is_cancelled_while_the_release_waits_for_a_thread() -> None:
+    """leases.let_go: the release is queued behind busy threads when the task asking for it is cancelled (the event
+    loop ending); the release still runs, and the task still sees its cancellation."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Event
+
+    from jiyi.leases import let_go
+
+    pool = ThreadPoolExecutor(max_workers=1)
+    busy, released = Event(), Event()
+    pool.submit(busy.wait, 10)  # the one thread is taken: the release waits in the queue
+
+    async def run() -> None:
+        asking = asyncio.ensure_future(let_go(released.set, executor=pool))
+        await asyncio.sleep(0.05)
+        asking.cancel()
+        try:
+            await asking
+        except asyncio.CancelledError:
+            pass
+        else:
+            raise AssertionError("the cancellation was swallowed")
+        busy.set()
+        assert await asyncio.to_thread(released.wait, 10)
+
+    asyncio.run(run())
+    pool.shutdown()

@@ -9,9 +9,13 @@ the live holder renews its own on a heartbeat for as long as the work takes, how
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import Executor
 from contextlib import asynccontextmanager
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -44,3 +48,14 @@ async def renewed(renew: Callable[[], Awaitable[object]], lease: float, what: st
             task = asyncio.current_task()
             if task is not None and task.cancelling():  # the block's own task is being cancelled: pass it on
                 raise
+
+
+async def let_go(release: Callable[..., Any], *args: Any, executor: Executor | None = None) -> None:
+    """Run a lease's `release(*args)` on a worker thread to its end, also when the awaiting task is cancelled
+    meanwhile. Cancelling the wait would cancel the call while it is still queued for a thread — as when asyncio.run
+    ends and cancels the tasks left, one of them just asking to let go of a scope's decision lock — and the lease would
+    stay held in the store, for every process, until it ran out (20 adds at once, then asyncio.run returning: one run
+    in three waited out the 10 s decision lock). The call is a future, not a task, so the loop's end does not cancel
+    it either; the caller still sees its CancelledError."""
+    call = functools.partial(contextvars.copy_context().run, release, *args)
+    await asyncio.shield(asyncio.get_running_loop().run_in_executor(executor, call))

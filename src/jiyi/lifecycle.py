@@ -48,7 +48,7 @@ from jiyi.core.retrieval import SearchRequest, hybrid_search
 from jiyi.embedders.base import Embedder
 from jiyi.embedders.scheduler import embedding_lane
 from jiyi.errors import Conflict
-from jiyi.leases import renewed
+from jiyi.leases import let_go, renewed
 from jiyi.llms.base import LLM
 from jiyi.pass_log import log_pass
 from jiyi.records import (
@@ -159,7 +159,7 @@ class MaintenancePass:
             async with renewed(renew, MAINTAIN_LEASE, lock):
                 return await self._run(user_id)
         finally:  # also when cancelled: the user is not left held until the lease runs out
-            await asyncio.shield(_io(self.store.unlock, lock, self.holder))
+            await let_go(self.store.unlock, lock, self.holder)
 
     async def _run(self, user_id: str) -> PassStats:
         started = time.perf_counter()

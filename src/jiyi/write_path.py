@@ -52,7 +52,7 @@ from jiyi.embedders.base import Embedder
 from jiyi.entity_path import RECENT_MESSAGES, remember_entities
 from jiyi.errors import BackendUnavailable
 from jiyi.filters import merge_scope, parse_filters
-from jiyi.leases import renewed
+from jiyi.leases import let_go, renewed
 from jiyi.lifecycle import spill_working_memory
 from jiyi.llms.base import LLM, LLMError
 from jiyi.records import (
@@ -252,11 +252,14 @@ class WritePath:
         # Extraction's blocking work (embedding, store) runs on a pool of its own: on the shared default pool a
         # busy worker's turns would hold every thread while they wait for the embedder, and an async add's
         # one-row write would queue behind them (measured: 100–200 ms stalls; bench/write_path.py).
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jiyi-write")
         # In the caller's context, as asyncio.to_thread does: the embedding lane (the turn's user) travels with it.
         call = functools.partial(contextvars.copy_context().run, fn, *args)
-        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        return await asyncio.get_running_loop().run_in_executor(self._pool(), call)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jiyi-write")
+        return self._executor
 
     def close(self) -> None:
         if self._executor is not None:
@@ -281,7 +284,7 @@ class WritePath:
                                        self.settings.decision_lock_lease, key):
                         yield
                 finally:
-                    await self._io(self.store.unlock, key, self._holder)
+                    await let_go(self.store.unlock, key, self._holder, executor=self._pool())
         finally:
             lock, users = self._deciding_here[key]
             if users == 1:
@@ -481,7 +484,8 @@ class WritePath:
             turn.attempts = max(turn.attempts, 1)
             self._schedule_retry(turn, f"evidence: {type(exc).__name__}: {exc}", self.clock())
         else:
-            del turn.options[EVIDENCE_PENDING]
+            # pop: a run cut off after this point (the loop ending while the turn was saved) is run again, whole.
+            turn.options.pop(EVIDENCE_PENDING, None)
             turn.status, turn.last_error = TurnStatus.DONE, None
         return await self._finish(turn)
 
