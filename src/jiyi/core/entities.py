@@ -81,10 +81,10 @@ class _Resolver:
                 return entity
         return None
 
-    def pronoun(self, word: str) -> str | None:
+    def pronoun(self, word: str, other_end: str | None = None) -> str | None:
         kind, gender = PRONOUN_KINDS[word]
         for entity_id in reversed(self.recent):
-            if entity_id in self.speakers:
+            if entity_id in self.speakers or entity_id == other_end:
                 continue  # between named speakers, "she" is neither of them: they are "I" and "you"
             entity = self.graph.entities[entity_id]
             if kind == "pet" and entity.kind in ("pet", "thing"):
@@ -93,18 +93,21 @@ class _Resolver:
                 return entity_id
         return None
 
-    def resolve(self, ref: Ref) -> str | None:
+    def resolve(self, ref: Ref, other_end: str | None = None) -> str | None:
         if ref.is_user:
             return USER
         if ref.pronoun:
-            return self.pronoun(ref.pronoun)
+            return self.pronoun(ref.pronoun, other_end)
         assert ref.name is not None
         known = self.by_name(ref.name)
         if known is None and ref.alias:
-            # "我妈" said first stood for her; "我妈王丽" names her: the same entity, renamed
             by_term = self.by_name(ref.alias)
-            if by_term is not None and by_term.name.casefold() in {a.casefold() for a in ref.alias_forms()} | {
-                    f.casefold().removeprefix("my ").removeprefix("我") for f in ref.alias_forms()}:
+            terms = {a.casefold() for a in ref.alias_forms()} | {
+                f.casefold().removeprefix("my ").removeprefix("我") for f in ref.alias_forms()}
+            if by_term is not None and ref.name.casefold() in terms:
+                known = by_term  # "I miss my wife" after "my wife Lena": the term stands for Lena
+            elif by_term is not None and by_term.name.casefold() in terms:
+                # "我妈" said first stood for her; "我妈王丽" names her: the same entity, renamed
                 by_term.aliases = unique_forms([*by_term.aliases, by_term.name, ref.name])
                 by_term.name = ref.name
                 known = by_term
@@ -192,8 +195,12 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
         if (meant := resolver.pronoun(word)) is not None:
             named.add(meant)
     for claim in claims_in(text) if claims is None else claims:
-        subject = resolver.resolve(claim.subject)
-        obj = resolver.resolve(claim.object) if claim.object is not None else None
+        if claim.object is not None and claim.subject.pronoun is None:
+            subject = resolver.resolve(claim.subject)
+            obj = resolver.resolve(claim.object, subject)
+        else:  # "she works at ...", "Anika is her daughter": a pronoun stands for someone other than the other end
+            obj = resolver.resolve(claim.object) if claim.object is not None else None
+            subject = resolver.resolve(claim.subject, obj)
         for end in (subject, obj):
             if end is not None and end != USER:
                 named.add(end)

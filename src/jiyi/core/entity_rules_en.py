@@ -66,18 +66,36 @@ _ADJECTIVES = r"(?:(?:older|younger|little|big|baby|twin|old|new|late|dear|elder
               r"step|half|african grey|rescue)\s+)*"
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+|\s+-\s+|,\s+(?=(?:and|but|so)\b)")
 
-# "my older brother Arjun", "our cat pickles", "my wife Lena", "my cousin Sneha's marriage"
+# Whose the term is: mine, a pronoun's ("her husband Tom"), or a chain through a term of mine ("my sister's
+# husband Tom", "my older brother's girlfriend").
+_OWNER = (r"(?P<owner>(?:my|our)\s+" + _ADJECTIVES + r"(?:" + _KIN_TERMS + r")['’]s|my|our|his|her|their)")
+# "my older brother Arjun", "our cat pickles", "my wife Lena", "my cousin Sneha's marriage", "her husband Tom"
 _MY_TERM_NAME = re.compile(
-    r"\b(?P<owner>my|our)\s+(?P<adj>" + _ADJECTIVES + r")(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + "|"
+    r"\b" + _OWNER + r"\s+(?P<adj>" + _ADJECTIVES + r")(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + "|"
     + _THING_TERMS + r")\s*,?\s+(?P<name>" + _NAME + r")", _I)
 # "Arjun's girlfriend Mei", "jordan's new gf ana"
 _NAMES_TERM_NAME = re.compile(
     r"\b(?P<owner>[A-Z][a-zA-Z-]+|[a-z]+)'s\s+(?:new\s+)?(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + r")\s*,?\s+"
     r"(?P<name>" + _NAME + r")")
-# "Sam is my partner", "Tash, my housemate"
+# The other way round: "Sam is my partner", "Tash, my housemate", "Tom (my brother)", "Tom - Priya's husband",
+# "Mei is Arjun's girlfriend", "Tom, her husband"
 _NAME_IS_MY_TERM = re.compile(
-    r"\b(?P<name>[A-Z][a-zA-Z-]+)(?:\s+is|,)\s+(?:my|our)\s+(?P<adj>(?i:" + _ADJECTIVES + r"))(?P<term>(?i:"
-    + _KIN_TERMS + "|" + _PET_TERMS + r"))\b")
+    r"\b(?P<name>[A-Z][a-zA-Z-]+)(?:\s+(?:is|was)\s+|,\s*|\s*\(\s*|\s+[-–—]\s+)(?P<owner>(?i:(?:my|our)\s+"
+    + _ADJECTIVES + r"(?:" + _KIN_TERMS + r")['’]s|my|our|his|her|their)|[A-Z][a-zA-Z-]+['’]s)\s+(?P<adj>(?i:"
+    + _ADJECTIVES + r"))(?P<term>(?i:" + _KIN_TERMS + "|" + _PET_TERMS + r"))\b")
+# "my sister's name is Priya", "our dog is called Rex", "my new boss is Dana", "my cat, named Mochi"
+_MY_TERM_IS_NAME = re.compile(
+    r"\b" + _OWNER + r"\s+(?P<adj>" + _ADJECTIVES + r")(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + r")"
+    r"(?:['’]s\s+name\s+is|\s+is\s+(?:called|named)|,?\s+(?:named|called)|\s+is)\s+(?P<name>(?-i:[A-Z][a-zA-Z-]+))\b(?!['’-])",
+    _I)
+# "I have a sister named Priya", "we just adopted a kitten called Miso", "I've got a new roommate, Jess"
+_HAVE_A_TERM_NAMED = re.compile(
+    r"\b(?P<who>I|we|We|i)\s+(?:\w+\s+){0,2}?(?:have|had|got|adopted|rescued|brought\s+home|met|getting|'ve\s+got)\s+"
+    r"(?:a|an|another)\s+(?P<adj>(?i:" + _ADJECTIVES + r"))(?P<term>(?i:" + _KIN_TERMS + "|" + _PET_TERMS + r"))"
+    r"\s*,?\s+(?:(?i:named|called)\s+)?(?P<name>[A-Z][a-zA-Z-]+)\b")
+_CLOSES_APPOSITION = re.compile(r"\s*(?:[,.)!?;]|$|(?:and|who|is|was|'s)\b)")
+# Words before "X, my sister" that make X a place or a time rather than the person ("In Denver, my sister...")
+_NOT_APPOSED = re.compile(r"\b(?:in|at|to|near|on|since|until)\s+$", _I)
 # "housemate Tash reckons": a role term without "my" at the start of a sentence
 _TERM_NAME_START = re.compile(
     r"^(?P<term>roommate|flatmate|housemate|boss|manager|neighbou?r|bestie)\s+(?P<name>[A-Z][a-zA-Z-]+|[a-z]+)\b", _I)
@@ -164,16 +182,55 @@ def _subject(word: str | None) -> Ref:
     return named(word)
 
 
-def _term_claim(owner: Ref, term: str, name: str, alias: str) -> Claim | None:
+def _term_claim(owner: Ref, term: str, name: str, alias: str | None, *extra: str) -> Claim | None:
     term_key = term.casefold()
     if term_key in KIN:
         relation = KIN[term_key][0]
-        return Claim(named(name, "person", alias), relation, owner)
+        return Claim(named(name, "person", alias, *extra), relation, owner)
     if term_key in PETS or term_key.endswith(PETS):
-        return Claim(named(name, "pet", alias), "pet_of", owner)
+        return Claim(named(name, "pet", alias, *extra), "pet_of", owner)
     if term_key in THINGS:
-        return Claim(named(name, "thing", alias), "owns", owner)  # reversed below
+        return Claim(owner, "owns", named(name, "thing", alias, *extra))
     return None
+
+
+_CHAIN = re.compile(r"^(?:my|our)\s+(?P<adj>" + _ADJECTIVES + r")(?P<term>" + _KIN_TERMS + r")['’]s$", _I)
+_PRONOUN_OWNER = {"his": "he", "her": "she", "their": "they"}
+
+
+def _owner(words: str) -> tuple[Ref, list[Claim], str]:
+    """Whose a term is: the Ref, the claims said on the way ("my mom's sister Jane": mom is my mother) and the
+    words that make an alias with the term ("my", "my sister's", "Priya's", "her")."""
+    folded = words.casefold()
+    if folded in ("my", "our"):
+        return ME, [], "my"
+    if folded in _PRONOUN_OWNER:
+        return pronoun(_PRONOUN_OWNER[folded]), [], folded
+    chain = _CHAIN.match(words)
+    if chain:
+        term = chain.group("term").casefold()
+        phrase = " ".join(["my", *chain.group("adj").casefold().split(), term])
+        if term in UNIQUE:
+            ref = named(term, "person", f"my {term}")
+            return ref, [Claim(ref, KIN[term][0], ME)], f"{phrase}'s"
+        return named(phrase), [], f"{phrase}'s"  # no kind: only a sister the graph already knows is meant
+    name = _POSSESSIVE_S.sub("", words)
+    return named(name, "person"), [], f"{name}'s"
+
+
+def _introduce(owner_words: str, adjectives: str, term: str, name: str) -> list[Claim]:
+    """The claims of one introduction: `name` is the owner's `term` ("my older brother" + "Arjun")."""
+    owner, said, prefix = _owner(owner_words)
+    adjectives_said = adjectives.casefold().split()
+    term_said = term.casefold()
+    alias = " ".join([prefix, *adjectives_said, term_said])
+    extra = [f"my {term_said}"] if adjectives_said and prefix == "my" else []  # asked later as "my brother"
+    claim = _term_claim(owner, term, name, alias, *extra)
+    if claim is None:
+        return said
+    if "late" in adjectives_said and claim.relation in ("wife_of", "husband_of"):
+        claim = Claim(claim.subject, "late_" + claim.relation, owner)
+    return [*said, claim]
 
 
 def _naming(sentence: str, lowercase: bool) -> list[Claim]:
@@ -182,31 +239,26 @@ def _naming(sentence: str, lowercase: bool) -> list[Claim]:
         name = _POSSESSIVE_S.sub("", m.group("name"))
         if not _is_name(name) or (name.islower() and not lowercase):
             continue  # "my aunt believed in me", "my car broke": a writer who capitalises would write a name so
-        adjectives = m.group("adj").casefold().split()
-        term = m.group("term")
-        alias = f"{m.group('owner').lower()} {' '.join([*adjectives, term.lower()])}"
-        claim = _term_claim(ME, term, name, alias)
-        if claim is not None and adjectives:  # asked later as "my brother", not "my older brother"
-            claim = Claim(named(name, claim.subject.kind, alias, f"my {term.lower()}"), claim.relation, claim.object)
-        if claim is None:
-            continue
-        if "late" in adjectives and claim.relation in ("wife_of", "husband_of"):
-            claim = Claim(claim.subject, "late_" + claim.relation, ME)
-        if claim.relation == "owns":
-            claim = Claim(ME, "owns", claim.subject)
-        found.append(claim)
+        if "," in m.group() and m.group("owner").casefold() not in ("my", "our") and \
+                not _CLOSES_APPOSITION.match(sentence, m.end()):
+            continue  # "Ruby cried leaving her best mate, Isla couldn't care less": Isla starts a clause
+        found += _introduce(m.group("owner"), m.group("adj"), m.group("term"), name)
     for m in _NAMES_TERM_NAME.finditer(sentence):
         owner, name = m.group("owner"), _POSSESSIVE_S.sub("", m.group("name"))
-        if not (_is_name(owner) and _is_name(name)) or (not lowercase and (owner.islower() or name.islower())):
-            continue
-        claim = _term_claim(named(owner), m.group("term"), name, f"{owner}'s {m.group('term')}")
-        if claim is not None:
-            found.append(claim)
+        if not (_is_name(owner) and _is_name(name)) or (not lowercase and (owner.islower() or name.islower())) \
+                or owner.casefold() in KIN:
+            continue  # "my sister's son Kabir" is the chain's (_MY_TERM_NAME), not someone called sister's
+        found += _introduce(f"{owner}'s", "", m.group("term"), name)
     for m in _NAME_IS_MY_TERM.finditer(sentence):
+        if _is_name(m.group("name")) and not _NOT_APPOSED.search(sentence[:m.start()]):
+            found += [c for c in _introduce(m.group("owner"), m.group("adj"), m.group("term"), m.group("name"))
+                      if c.relation != "owns"]
+    for m in _MY_TERM_IS_NAME.finditer(sentence):
         if _is_name(m.group("name")):
-            claim = _term_claim(ME, m.group("term"), m.group("name"), f"my {m.group('term').lower()}")
-            if claim is not None and claim.relation != "owns":
-                found.append(claim)
+            found += _introduce(m.group("owner"), m.group("adj"), m.group("term"), m.group("name"))
+    for m in _HAVE_A_TERM_NAMED.finditer(sentence):
+        if _is_name(m.group("name")):
+            found += _introduce("my", m.group("adj"), m.group("term"), m.group("name"))
     for m in _KIDS.finditer(sentence):
         relation = _KID_RELATION.get(m.group("term").casefold(), "child_of")
         for name in (m.group("a"), m.group("b")):
