@@ -84,7 +84,7 @@ def test_a_break_up_and_a_pet_that_died_are_closed_not_deleted() -> None:
 
 
 def test_an_end_the_graph_does_not_know_closes_nothing() -> None:
-    graph, _ = run("I live in Leeds", "sold the Golf today", "阿杰又迟到了")
+    graph, _ = run("I live in Leeds", "the Golf's gone, finally", "阿杰又迟到了")
     assert relations(graph, current_only=True) == {(USER, "lives_in", "Leeds")}
     assert [e.name for e in graph.entities.values()] == ["Leeds"]
 

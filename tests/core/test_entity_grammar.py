@@ -4,7 +4,7 @@ husband", "我姐的老公"), work, home and what closes them. Sentences written
 
 from __future__ import annotations
 
-from jiyi.stores.entities import USER
+from jiyi.stores.entities import USER, Graph
 from tests.core.test_entities import relations, run
 
 
@@ -43,3 +43,47 @@ def test_a_term_said_alone_after_the_name_is_the_same_person() -> None:
 def test_a_name_after_a_comma_that_starts_a_clause_is_not_apposed() -> None:
     graph, _ = run("My sister Mia waved at her best friend, Leo kept walking.")
     assert relations(graph) == {("Mia", "sister_of", USER)}
+
+
+def closed(graph: Graph) -> set[tuple[str, str, str]]:
+    return relations(graph) - relations(graph, current_only=True)
+
+
+def test_a_role_at_an_organisation_names_the_relation_by_the_role() -> None:
+    graph, _ = run("My cousin Nadia is a pharmacist at Boots", "Nadia's son Ollie is a student at Keele",
+                   "I'm a regular at Flanagan's", "my new job at Canva starts Monday")
+    assert relations(graph) == {("Nadia", "cousin_of", USER), ("Nadia", "works_at", "Boots"),
+                                ("Ollie", "son_of", "Nadia"), ("Ollie", "studies_at", "Keele"),
+                                (USER, "works_at", "Canva")}
+
+
+def test_losing_a_job_and_graduating_close_without_naming_the_place() -> None:
+    graph, _ = run("I work at Deloitte", "my brother Sam studies at Leeds Beckett", "Well, I got laid off today.",
+                   "Sam graduated!", "I quit smoking too")
+    assert {(USER, "works_at", "Deloitte"), ("Sam", "studies_at", "Leeds Beckett")} <= closed(graph)
+    graph, _ = run("I work at Deloitte", "I quit smoking this week")
+    assert closed(graph) == set()
+
+
+def test_where_someone_is_from_and_here_in() -> None:
+    graph, _ = run("My flatmate Aoife is from Galway", "It's pouring here in Berlin", "I grew up in Cork")
+    assert {("Aoife", "from", "Galway"), (USER, "lives_in", "Berlin"), (USER, "from", "Cork")} <= relations(graph)
+
+
+def test_a_couple_that_gets_engaged_then_married_closes_what_it_was() -> None:
+    graph, _ = run("my girlfriend Maya is the best", "We got engaged last night!!", "Maya and I got married")
+    assert closed(graph) == {("Maya", "girlfriend_of", USER), ("Maya", "fiancee_of", USER)}
+    assert relations(graph, current_only=True) == {("Maya", "wife_of", USER)}
+    graph, _ = run("Sol and Remy got married")  # nothing says who is the husband: nothing stated
+    assert relations(graph) == set()
+
+
+def test_things_sold_or_given_away_were_owned_until_then() -> None:
+    graph, _ = run("thinking I should sell the Jeep", "I sold the Jeep.", "We gave Nico the old Corolla")
+    assert closed(graph) == {(USER, "owns", "Jeep"), (USER, "owns", "Corolla")}
+    assert relations(graph, current_only=True) == {("Nico", "owns", "Corolla")}
+
+
+def test_moving_in_with_someone_and_moving_out() -> None:
+    graph, _ = run("my roommate Priyanka is great", "Priyanka is moving in with her boyfriend", "Priyanka moved out")
+    assert ("Priyanka", "roommate_of", USER) in closed(graph)

@@ -31,8 +31,15 @@ SINGLE_VALUED = frozenset({"lives_in", "works_at", "studies_at", "interns_at"})
 SYMMETRIC = frozenset({"friend_of", "roommate_of", "flatmate_of", "housemate_of", "neighbour_of",
                        "business_partner_of", "lives_with", "twin_of"})
 # What "we broke up" / "分手了" ends: whichever of these the user was in.
-COUPLE = frozenset({"girlfriend_of", "boyfriend_of", "partner_of", "fiance_of", "fiancee_of"})
+COUPLE = frozenset({"girlfriend_of", "boyfriend_of", "partner_of", "fiance_of", "fiancee_of", "husband_of", "wife_of",
+                    "spouse_of"})
 ANY_COUPLE = "couple"  # a claim's relation meaning "one of COUPLE"
+# A couple that becomes more ("we got engaged", "Sneha and Karthik got married"): the relation when one is a man, when
+# one is a woman. Closes what they were before.
+BECOMES = {"engaged": ("fiance_of", "fiancee_of"), "married": ("husband_of", "wife_of")}
+_SPOUSES = frozenset({"husband_of", "wife_of", "spouse_of"})
+_GENDER_OF_RELATION = {"girlfriend_of": "f", "wife_of": "f", "fiancee_of": "f",
+                       "boyfriend_of": "m", "husband_of": "m", "fiance_of": "m"}
 PRONOUN_KINDS = {"he": ("person", "m"), "she": ("person", "f"), "they": ("person", None), "it": ("pet", None)}
 
 
@@ -158,6 +165,40 @@ class _Resolver:
         relation.invalid_at = self.when
         self.touch(relation)
 
+    def couples(self, one: str, other: str | None) -> list[GraphRelation]:
+        return [r for r in self.graph.relations if r.relation in COUPLE and r.is_current and one in (r.source, r.target)
+                and (other is None or other in (r.source, r.target))]
+
+    def gender(self, entity_id: str) -> str | None:
+        if entity_id == USER:
+            return None
+        said = gender_of(self.graph.entities[entity_id])
+        return said or next((_GENDER_OF_RELATION[r.relation] for r in self.graph.relations
+                             if r.source == entity_id and r.relation in _GENDER_OF_RELATION), None)
+
+    def become(self, one: str, what: str, other: str | None) -> None:
+        """`one` and `other` (None: one's current partner) got engaged or married: what they were is closed."""
+        before = self.couples(one, other)
+        if other is None:
+            if not before:
+                return  # "we got married" with no partner known: nothing to say who
+            other = before[0].target if before[0].source == one else before[0].source
+        man, woman = BECOMES[what]
+        genders = {one: self.gender(one), other: self.gender(other)}
+        if "m" in genders.values():
+            source, relation = next(e for e, g in genders.items() if g == "m"), man
+        elif "f" in genders.values():
+            source, relation = next(e for e, g in genders.items() if g == "f"), woman
+        else:
+            return  # husband or wife, fiancé or fiancée: nothing said which, and a guess is wrong half the time
+        target = other if source == one else one
+        if what == "engaged" and any(r.relation in _SPOUSES for r in before):
+            return  # a married couple does not get engaged again
+        for old in before:
+            if old.relation != relation or old.source != source:
+                self.close(old)
+        self.state(source, relation, target)
+
     def end(self, source: str, relation: str, target: str | None) -> None:
         if relation == ANY_COUPLE:
             for old in [r for r in self.graph.relations if r.relation in COUPLE and r.is_current
@@ -209,7 +250,9 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
         if not (_fits(claim.subject, graph, subject) and (obj is None or claim.object is None
                                                            or _fits(claim.object, graph, obj))):
             continue  # "shifted to Karthik's place": the rule wanted a place and found the person Karthik
-        if claim.ends:
+        if claim.relation in BECOMES and not claim.ends:
+            resolver.become(subject, claim.relation, obj)
+        elif claim.ends:
             resolver.end(subject, claim.relation, obj)
         elif obj is not None:
             resolver.state(subject, claim.relation, obj)

@@ -148,9 +148,59 @@ _BROKE_UP = re.compile(r"\b(?:we|i)\s+(?:just\s+|finally\s+)?(?:broke\s+up|split
 _PET_GONE = re.compile(r"\b(?:said\s+goodbye\s+to|put\s+down|lost|buried)\s+(?P<name>[A-Z][a-zA-Z-]+)\b|"
                        r"\b(?P<name2>[A-Z][a-zA-Z-]+)\s+(?:died|passed\s+away|was\s+put\s+down|crossed\s+the\s+"
                        r"rainbow\s+bridge)")
-_SOLD = re.compile(r"\b(?:sold|gave\s+away)\s+(?:my\s+|our\s+|the\s+)(?:old\s+)?(?P<thing>[A-Z][a-zA-Z0-9-]+|"
-                   + _THING_TERMS + r")\b", _I)
+_SOLD = re.compile(r"\b(?P<verb>sold|gave\s+away|sell|selling)\s+(?P<det>my\s+|our\s+|the\s+)(?P<old>old\s+)?"
+                   r"(?P<thing>[A-Z][a-zA-Z0-9-]+|" + _THING_TERMS + r")\b", _I)
 _GONE_THING = re.compile(r"\b(?P<thing>[A-Z][a-zA-Z0-9-]+)(?:'s|\s+is)\s+gone\b")
+# Who is what where, said with a copula: "she's an ER nurse at St Vincent's", "I'm a junior dev at Canva", "he works
+# as a paralegal for Baker & Co". The role noun picks the relation; a patient or a regular is nobody's employee.
+_WHO = r"(?:^|(?<=\s))(?P<subj>I|i|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
+_ROLE_AT = re.compile(
+    _WHO + r"(?:'s|'m|'re|\s+is|\s+am|\s+are|\s+was|\s+works\s+as|\s+worked\s+as|\s+started\s+as)"
+    r"(?:\s+(?:now|still|currently|also|just|finally))?\s+(?:a|an)\s+(?P<role>(?:[\w-]+\s+){0,2}?[\w-]+)\s+"
+    r"(?:at|for|with)\s+" + _ORG)
+_ROLE_RELATION: dict[str, str | None] = {
+    "student": "studies_at", "undergrad": "studies_at", "sophomore": "studies_at", "freshman": "studies_at",
+    "senior": "studies_at", "junior": "studies_at", "phd": "studies_at", "intern": "interns_at",
+    "volunteer": "volunteers_at", "member": "member_of", "regular": None, "patient": None, "guest": None,
+    "customer": None, "fan": None, "visitor": None, "client": None, "while": None, "bit": None, "lot": None}
+# "my job at Canva", "her new role with Atlassian", "my manager at tjs" (a manager there is a job there)
+_MY_WORK_AT = re.compile(
+    r"\b(?P<owner>(?i:my|our|his|her|their))\s+(?P<when>(?i:new|old|former|previous|first|current|part-time)\s+)?"
+    r"(?P<what>(?i:job|work|shifts?|internship|role|position|manager|boss|supervisor|coworkers?|colleagues?|team|"
+    r"office))\s+(?i:at|with)\s+" + _ORG)
+# What ends a job without naming the employer: "I got laid off", "she quit her job", "he retired last year"
+_JOB_ENDED = re.compile(
+    _WHO + r"\s+(?:(?:just|finally|officially|got|was|were|been|have|has|had)\s+)*(?:laid\s+off|let\s+go|fired|"
+    r"made\s+redundant|retired|resigned|quit|handed\s+in\s+(?:my|his|her|their)\s+notice)"
+    r"(?=\s*(?:$|[.!,;]|(?:my|his|her|their)\s+job\b|today|yesterday|last\b|this\b|from\b|at\b|by\b))")
+_GRADUATED = re.compile(_WHO + r"\s+(?:(?:just|finally|officially|has|have|had)\s+)*(?:graduated|dropped\s+out)"
+                        r"(?:\s+(?:from|of)\s+" + _ORG + r")?")
+_ADMITTED = re.compile(_WHO + r"\s+(?:(?:just|finally|officially|has|have|had|was|were|got)\s+)*"
+                       r"(?:got\s+into|accepted\s+(?:to|into|at)|admitted\s+to|into)\s+" + _ORG)
+# "here in Tucson": where the user is
+_HERE_IN = re.compile(r"\b(?i:here\s+in)\s+" + _PLACE)
+# Where someone is from: "I'm originally from Cork", "she grew up in Leeds", "my hometown is Ipoh"
+_FROM = re.compile(
+    _WHO + r"(?:(?:'s|'m|'re|\s+is|\s+am|\s+are|\s+was|\s+were)\s+(?:originally\s+)?from|\s+(?:grew\s+up|was\s+born|"
+    r"were\s+born|was\s+raised)\s+in)\s+" + _PLACE + r"|\b(?P<owner>(?i:my|his|her|their))\s+hometown\s+(?:is|was)\s+"
+    + _PLACE.replace("place", "home"))
+_MOVED_OUT = re.compile(_WHO + r"(?:'s|\s+is|\s+has|\s+just|\s+finally|\s+officially)*\s+(?:moved|moving|moves)\s+out"
+                        r"\b")
+_MOVED_IN_WITH = re.compile(_WHO + r"(?:'s|\s+is|\s+has|\s+just|\s+finally|\s+officially)*\s+(?:moved|moving|moves)\s+"
+                            r"in\s+with\s+(?P<with>[A-Z][a-zA-Z-]+|me|us|him|her|them)\b")
+# Couples that become more: "Sneha and Karthik got married", "we got engaged!", "Tom proposed", "engaged to Dev"
+_COUPLE_NOW = re.compile(
+    r"\b(?:(?P<a>[A-Z][a-zA-Z-]+)\s+and\s+(?:(?P<me>I|i|me)|(?P<b>[A-Z][a-zA-Z-]+))|(?P<we>we|We))\s+"
+    r"(?:(?:just|finally|officially|are|'re|got|have|'ve|now|getting|are\s+getting|been)\s+)*"
+    r"(?P<what>engaged|married)\b|\b(?:got\s+|am\s+|'m\s+)?(?P<what2>engaged|married)\s+to\s+(?P<c>[A-Z][a-zA-Z-]+)|"
+    r"\b(?P<d>[A-Z][a-zA-Z-]+)\s+(?:finally\s+|just\s+)?proposed\b(?!\s+to\s+(?!me\b))")
+_DIVORCED = re.compile(r"\b(?:we|i|I|We)\s+(?:are\s+|'re\s+|got\s+|just\s+|finally\s+)*(?:divorced|separated|"
+                       r"separating|getting\s+divorced)\b|\bdivorce\s+(?:is|was)\s+final\b")
+# What passes from the user to someone: "gave Tommy the old Buick", "gave my bike to Sam"
+_GAVE = re.compile(r"\b(?:give|gave|giving|handed|hand)\s+(?P<to>[A-Z][a-zA-Z-]+)\s+(?P<det>my\s+|our\s+|the\s+)"
+                   r"(?P<old>old\s+)?(?P<thing>[A-Z][a-zA-Z0-9-]+|" + _THING_TERMS + r")\b|\b(?:gave|give|giving|"
+                   r"handed)\s+(?P<det2>my\s+|our\s+|the\s+)(?P<old2>old\s+)?(?P<thing2>[A-Z][a-zA-Z0-9-]+|"
+                   + _THING_TERMS + r")\s+to\s+(?P<to2>[A-Z][a-zA-Z-]+)\b")
 _PRONOUNS = re.compile(r"\b(he|him|his|she|her|hers)\b", _I)
 _PRONOUN_WORD = {"he": "he", "him": "he", "his": "he", "she": "she", "her": "she", "hers": "she"}
 
@@ -331,17 +381,103 @@ def _places_and_work(sentence: str) -> list[Claim]:
         found.append(Claim(ME, "lives_in", named(_place(m.group("place")), "place")))
     for m in _BASED.finditer(sentence):
         found.append(Claim(named(_org(m.group("org"))), "located_in", named(_place(m.group("place")), "place")))
+    return found + _roles_and_homes(sentence)
+
+
+def _roles_and_homes(sentence: str) -> list[Claim]:
+    found: list[Claim] = []
+    for m in _ROLE_AT.finditer(sentence):
+        role = m.group("role").casefold().split()[-1].removesuffix("s")
+        relation = _ROLE_RELATION.get(role, "works_at")
+        if relation is not None and _is_subject(m.group("subj")):
+            found.append(Claim(_subject(m.group("subj")), relation, named(_org(m.group("org")), "organisation")))
+    for m in _MY_WORK_AT.finditer(sentence):
+        owner = _owner(m.group("owner"))[0]
+        relation = "interns_at" if m.group("what").casefold() == "internship" else "works_at"
+        org = named(_org(m.group("org")), "organisation")
+        found.append(Claim(owner, relation, org))
+        if (m.group("when") or "").strip().casefold() in ("old", "former", "previous"):
+            found.append(Claim(owner, relation, org, ends=True))
+    for m in _ADMITTED.finditer(sentence):
+        if _is_subject(m.group("subj")):
+            found.append(Claim(_subject(m.group("subj")), "admitted_to", named(_org(m.group("org")), "organisation")))
+    for m in _HERE_IN.finditer(sentence):
+        found.append(Claim(ME, "lives_in", named(_place(m.group("place")), "place")))
+    for m in _FROM.finditer(sentence):
+        if m.group("home"):
+            found.append(Claim(_owner(m.group("owner"))[0], "from", named(_place(m.group("home")), "place")))
+        elif _is_subject(m.group("subj")):
+            found.append(Claim(_subject(m.group("subj")), "from", named(_place(m.group("place")), "place")))
+    for m in _MOVED_IN_WITH.finditer(sentence):
+        other = m.group("with")
+        if _is_subject(m.group("subj")):
+            found.append(Claim(_subject(m.group("subj")), "lives_with", _subject(_OBJECT_PRONOUN.get(other, other))))
+    for m in _GAVE.finditer(sentence):
+        thing = _thing(m.group("thing") or m.group("thing2"), m.group("det") or m.group("det2"),
+                       m.group("old") or m.group("old2"))
+        to = m.group("to") or m.group("to2")
+        if _is_name(to):
+            found += [Claim(ME, "owns", thing), Claim(ME, "owns", thing, ends=True),
+                      Claim(named(to, "person"), "owns", thing)]
     return found
+
+
+def _thing(word: str, determiner: str, old: str | None) -> Ref:
+    """A thing as it was said: "the old Buick" is also "the Buick" and "Buick"; "my car" is the car."""
+    det = determiner.strip().casefold()
+    aliases = [f"{det} {word}", *([f"{det} old {word}"] if old else [])] if word[0].isupper() else [f"{det} {word}"]
+    name = word if word[0].isupper() else f"{det} {word}"
+    return named(name, "thing", *aliases)
+
+
+_OBJECT_PRONOUN = {"me": "I", "us": "we", "him": "he", "her": "she", "them": "they"}
+
+
+def _is_subject(word: str) -> bool:
+    """A pronoun or a name: not "Yesterday" or "Honestly" opening a sentence."""
+    return word.casefold() in ("i", "we", "he", "she", "they") or _is_name(word)
 
 
 def _endings(sentence: str) -> list[Claim]:
     found: list[Claim] = []
-    if _BROKE_UP.search(sentence):
+    if _BROKE_UP.search(sentence) or _DIVORCED.search(sentence):
         found.append(Claim(ME, "couple", None, ends=True))
     for m in _PET_GONE.finditer(sentence):
         found.append(Claim(named(m.group("name") or m.group("name2")), "pet_of", None, ends=True))
-    for m in list(_SOLD.finditer(sentence)) + list(_GONE_THING.finditer(sentence)):
+    for m in _SOLD.finditer(sentence):
+        # "sold the Golf" says the user had it as it ends: stated and closed at once, as "last day at" is; "going to
+        # sell the Golf" only that the user has it
+        sold = _thing(m.group("thing"), m.group("det"), m.group("old"))
+        found.append(Claim(ME, "owns", sold))
+        if m.group("verb").casefold() in ("sold", "gave away"):
+            found.append(Claim(ME, "owns", sold, ends=True))
+    for m in _GONE_THING.finditer(sentence):
         found.append(Claim(ME, "owns", named(m.group("thing")), ends=True))
+    for m in _JOB_ENDED.finditer(sentence):
+        if _is_subject(m.group("subj")):
+            for relation in ("works_at", "interns_at"):
+                found.append(Claim(_subject(m.group("subj")), relation, None, ends=True))
+    for m in _GRADUATED.finditer(sentence):
+        if not _is_subject(m.group("subj")):
+            continue
+        who = _subject(m.group("subj"))
+        if m.group("org"):
+            school = named(_org(m.group("org")), "organisation")
+            found += [Claim(who, "studies_at", school), Claim(who, "studies_at", school, ends=True)]
+        else:
+            found.append(Claim(who, "studies_at", None, ends=True))
+    for m in _MOVED_OUT.finditer(sentence):
+        if _is_subject(m.group("subj")):
+            for relation in ("lives_with", "roommate_of", "flatmate_of", "housemate_of"):
+                found.append(Claim(_subject(m.group("subj")), relation, None, ends=True))
+    for m in _COUPLE_NOW.finditer(sentence):
+        what = "engaged" if "engaged" in (m.group("what"), m.group("what2")) else "married"
+        one = m.group("a") or m.group("c") or m.group("d")
+        if m.group("we"):
+            found.append(Claim(ME, what))
+        elif one and _is_name(one):
+            other = named(m.group("b"), "person") if m.group("b") and _is_name(m.group("b")) else ME
+            found.append(Claim(named(one, "person"), what, other))
     return found
 
 
