@@ -87,3 +87,28 @@ def test_things_sold_or_given_away_were_owned_until_then() -> None:
 def test_moving_in_with_someone_and_moving_out() -> None:
     graph, _ = run("my roommate Priyanka is great", "Priyanka is moving in with her boyfriend", "Priyanka moved out")
     assert ("Priyanka", "roommate_of", USER) in closed(graph)
+
+
+def test_terse_chat_drops_the_my_and_the_subject() -> None:
+    graph, _ = run("husband Kofi fixed the gate", "old dog Bramble slept all day", "Moved to Hobart.",
+                   "Started at the Hobart Vet Clinic on Monday")
+    assert {("Kofi", "husband_of", USER), ("Bramble", "pet_of", USER), (USER, "lives_in", "Hobart"),
+            (USER, "works_at", "Hobart Vet Clinic")} <= relations(graph)
+
+
+def test_an_organisation_called_so_where_it_is_and_a_district_of_a_city() -> None:
+    graph, _ = run("I'm a designer at a startup called Brightloom in Lisbon",
+                   "Got a flat in Alfama, Lisbon. Tiny but lovely")
+    assert {(USER, "works_at", "Brightloom"), ("Brightloom", "located_in", "Lisbon"),
+            (USER, "lives_in", "Alfama"), ("Alfama", "part_of", "Lisbon")} <= relations(graph)
+
+
+def test_two_people_who_move_together_and_a_boss_who_works_where_the_user_works() -> None:
+    graph, _ = run("Ines and Tomas moved to Porto", "I work at Farfetch", "my manager Rui is fair")
+    assert {("Ines", "lives_in", "Porto"), ("Tomas", "lives_in", "Porto"), ("Rui", "boss_of", USER),
+            ("Rui", "works_at", "Farfetch")} <= relations(graph)
+
+
+def test_a_spouse_introduced_as_they_die_is_late_and_a_capitalised_term_after_her_is_a_title() -> None:
+    graph, _ = run("My husband, Arthur, died in 2019.", "My daughter Rosa visited; the baby calls her Aunt Rosa.")
+    assert relations(graph) == {("Arthur", "late_husband_of", USER), ("Rosa", "daughter_of", USER)}

@@ -37,6 +37,7 @@ ANY_COUPLE = "couple"  # a claim's relation meaning "one of COUPLE"
 # A couple that becomes more ("we got engaged", "Sneha and Karthik got married"): the relation when one is a man, when
 # one is a woman. Closes what they were before.
 BECOMES = {"engaged": ("fiance_of", "fiancee_of"), "married": ("husband_of", "wife_of")}
+_BOSSES = frozenset({"boss_of", "supervisor_of"})
 _SPOUSES = frozenset({"husband_of", "wife_of", "spouse_of"})
 _GENDER_OF_RELATION = {"girlfriend_of": "f", "wife_of": "f", "fiancee_of": "f",
                        "boyfriend_of": "m", "husband_of": "m", "fiance_of": "m"}
@@ -199,6 +200,16 @@ class _Resolver:
                 self.close(old)
         self.state(source, relation, target)
 
+    def infer_workplaces(self) -> None:
+        """A boss the user names now works where the user works now ("my team lead Thandi" at Yoco)."""
+        bosses = [r.source for r in self.change.relations
+                  if r.relation in _BOSSES and r.target == USER and r.is_current]
+        workplaces = [r.target for r in self.graph.relations
+                      if r.source == USER and r.relation in ("works_at", "interns_at") and r.is_current]
+        for boss in bosses:
+            if len(workplaces) == 1 and not self.current(boss, "works_at", None):
+                self.state(boss, "works_at", workplaces[0])
+
     def end(self, source: str, relation: str, target: str | None) -> None:
         if relation == ANY_COUPLE:
             for old in [r for r in self.graph.relations if r.relation in COUPLE and r.is_current
@@ -256,6 +267,7 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
             resolver.end(subject, claim.relation, obj)
         elif obj is not None:
             resolver.state(subject, claim.relation, obj)
+    resolver.infer_workplaces()
     change = resolver.change
     change.entities = list(resolver.touched.values())
     # A speaker named in a conversation between named speakers is spoken to ("Thanks, Caroline!"), not about: on

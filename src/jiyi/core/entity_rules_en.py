@@ -37,11 +37,24 @@ KIN: dict[str, tuple[str, str | None]] = {
     "team lead": ("boss_of", None), "advisor": ("advisor_of", None), "mentor": ("advisor_of", None),
     "teacher": ("teacher_of", None), "landlord": ("landlord_of", None), "landlady": ("landlord_of", "f"),
     "coworker": ("coworker_of", None), "colleague": ("coworker_of", None),
+    "bro": ("brother_of", "m"), "sis": ("sister_of", "f"), "pal": ("friend_of", None), "buddy": ("friend_of", None),
+    "principal": ("boss_of", None), "line manager": ("boss_of", None), "head of department": ("boss_of", None),
+    "grandkid": ("grandchild_of", None), "stepdaughter": ("stepdaughter_of", "f"), "stepson": ("stepson_of", "m"),
+    "ex-wife": ("ex_partner_of", "f"), "ex-husband": ("ex_partner_of", "m"), "hubby": ("husband_of", "m"),
+    "missus": ("wife_of", "f"), "gran": ("grandmother_of", "f"), "granny": ("grandmother_of", "f"),
+    "nana": ("grandmother_of", "f"), "grandad": ("grandfather_of", "m"), "caregiver": ("caregiver_of", None),
+    "carer": ("caregiver_of", None), "tutor": ("teacher_of", None), "coach": ("coach_of", None),
 }
 PETS = ("dog", "cat", "puppy", "pup", "kitten", "kitty", "beagle", "kelpie", "labrador", "lab", "poodle", "corgi",
         "husky", "retriever", "golden", "terrier", "pug", "dachshund", "collie", "spaniel", "shepherd", "greyhound",
         "chihuahua", "bulldog", "parrot", "african grey", "cockatiel", "budgie", "bird", "hamster", "rabbit", "bunny",
-        "guinea pig", "turtle", "tortoise", "snake", "lizard", "gecko", "goldfish", "fish", "horse", "ferret")
+        "guinea pig", "turtle", "tortoise", "snake", "lizard", "gecko", "goldfish", "fish", "horse", "ferret",
+        "mutt", "mongrel", "ridgeback", "staffy", "heeler", "schnauzer", "shih tzu", "maltese", "cavoodle",
+        "labradoodle", "goldendoodle", "doodle", "boxer", "rottweiler", "doberman", "dalmatian", "akita", "shiba",
+        "samoyed", "whippet", "lurcher", "jack russell", "yorkie", "westie", "sheepdog", "heading dog", "pointer",
+        "basset", "bichon", "pomeranian", "mastiff", "great dane", "pit bull", "pitbull", "tabby", "siamese",
+        "ragdoll", "maine coon", "sphynx", "moggy", "cockatoo", "canary", "hen", "pony", "axolotl", "hedgehog",
+        "chinchilla", "iguana", "cactus")
 # Terms one person holds in a user's life at a time: "my mom called" names her by the term (a name said later joins).
 UNIQUE = frozenset(("mom", "mum", "mother", "dad", "father", "wife", "husband", "partner", "boyfriend", "girlfriend",
                     "boss", "manager", "mother-in-law", "father-in-law", "landlord", "landlady"))
@@ -63,7 +76,7 @@ _KIN_TERMS = "|".join(sorted((re.escape(k) for k in KIN), key=len, reverse=True)
 _PET_TERMS = "|".join(sorted((re.escape(k) for k in PETS), key=len, reverse=True))
 _THING_TERMS = "|".join(re.escape(k) for k in THINGS)
 _ADJECTIVES = r"(?:(?:older|younger|little|big|baby|twin|old|new|late|dear|elder|eldest|youngest|lovely|" \
-              r"step|half|african grey|rescue)\s+)*"
+              r"step|half|african grey|rescue|first|second|current|lil|young)\s+)*"
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+|\s+-\s+|,\s+(?=(?:and|but|so)\b)")
 
 # Whose the term is: mine, a pronoun's ("her husband Tom"), or a chain through a term of mine ("my sister's
@@ -93,28 +106,43 @@ _HAVE_A_TERM_NAMED = re.compile(
     r"\b(?P<who>I|we|We|i)\s+(?:\w+\s+){0,2}?(?:have|had|got|adopted|rescued|brought\s+home|met|getting|'ve\s+got)\s+"
     r"(?:a|an|another)\s+(?P<adj>(?i:" + _ADJECTIVES + r"))(?P<term>(?i:" + _KIN_TERMS + "|" + _PET_TERMS + r"))"
     r"\s*,?\s+(?:(?i:named|called)\s+)?(?P<name>[A-Z][a-zA-Z-]+)\b")
+# "My wife, Moira, passed in 2021": a spouse introduced as she dies is the user's late wife
+_DIED = re.compile(r"\b(?:passed|passed\s+away|died)\b", _I)
 _CLOSES_APPOSITION = re.compile(r"\s*(?:[,.)!?;]|$|(?:and|who|is|was|'s)\b)")
 # Words before "X, my sister" that make X a place or a time rather than the person ("In Denver, my sister...")
 _NOT_APPOSED = re.compile(r"\b(?:in|at|to|near|on|since|until)\s+$", _I)
 # "housemate Tash reckons": a role term without "my" at the start of a sentence
 _TERM_NAME_START = re.compile(
-    r"^(?P<term>roommate|flatmate|housemate|boss|manager|neighbou?r|bestie)\s+(?P<name>[A-Z][a-zA-Z-]+|[a-z]+)\b", _I)
+    r"^(?P<adj>" + _ADJECTIVES + r")(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + r")\s+(?:(?:named|called)\s+)?"
+    r"(?P<name>[A-Z][a-zA-Z-]+|[a-z]+)\b", _I)
 
-_SUBJECT = (r"(?:^|(?<=\s))(?P<subj>I|i|we|We|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
+# Who a relation is about: "I", a pronoun, a name or two ("Fiona and Graeme moved to ..."), or, where a sentence
+# opens with its verb ("Moved to Amstelveen.", "Handed in notice at Yoco."), the user.
+_SUBJECT = (r"(?:(?:^|(?<=\s))(?P<subj>I|i|we|We|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
+            r"(?:\s+(?:and|&)\s+(?P<subj2>[A-Z][a-zA-Z-]+))?"
             r"(?:'s|'re|'m|'ve|\s+is|\s+are|\s+am|\s+was|\s+has|\s+have|\s+had|\s+just|\s+also|\s+now|\s+finally|"
-            r"\s+recently|\s+still|\s+currently|\s+already|\s+officially)*\s+")
-_ORG = r"(?P<org>(?:[A-Z][\w&'.-]*|&)(?:\s+(?:[A-Z][\w&'.-]*|&|of))*)"
+            r"\s+recently|\s+still|\s+currently|\s+already|\s+officially)*\s+"
+            r"|^(?!(?i:my|our|his|her|their|your|its|the|a|an|this|that|these|those)\b)"
+            r"(?:(?i:just|finally|officially|recently|now)\s+)?)")
+_ORG_NOUNS = (r"(?:company|startup|start-up|firm|fintech|agency|school|cafe|café|restaurant|shop|bakery|clinic|"
+              r"hospital|church|club|gym|charity|nonprofit|bank|store|studio|practice|bar|pub|hotel|farm|centre|"
+              r"center|lab|team|band|brand|business)")
+_ORG = (r"(?:(?i:the)\s+|(?i:a|an)\s+(?:[\w-]+\s+){0,2}?" + _ORG_NOUNS + r"\s+(?:(?i:called|named)\s+)?)?"
+        r"(?P<org>(?:[A-Z][\w&'.-]*|&)(?:\s+(?:[A-Z][\w&'.-]*|&|of))*)")
 _PLACE = r"(?P<place>[A-Z][a-zA-Z.-]+(?:\s+[A-Z][a-zA-Z.-]+)*)"
 _WORKS = re.compile(
-    _SUBJECT + r"(?:(?:work|works|worked|working|temping|interning|volunteering|(?:picked up\s+)?(?:extra\s+)?shifts?"
-    r"|(?:got\s+)?(?:a\s+)?(?:new\s+)?job)\s+(?:\w+\s+){0,2}?|(?:started|starting|hired)\s+(?:work(?:ing)?\s+)?)"
-    r"(?:at|for|with)\s+" + _ORG)
+    _SUBJECT + r"(?P<verb>(?i:(?:work|works|worked|working|temping|interning|volunteer|volunteers|volunteering|teach|"
+    r"teaches|teaching|taught|(?:picked up\s+)?(?:extra\s+)?shifts?|(?:got\s+)?(?:a\s+)?(?:new\s+)?job)\s+"
+    r"(?:[\w-]+\s+){0,3}?"
+    r"|(?:started|starting|hired)\s+(?:work(?:ing)?\s+)?))(?:at|for|with)\s+" + _ORG)
 _SHIFT_AT = re.compile(r"\b(?i:shift|shifts|rotation|placement)\s+at\s+" + _ORG)
 _ORG_CONTACT = re.compile(r"\b(?:offer|recruiter|interview|role|position|call|email)\s+(?:\w+\s+){0,2}?"
                           r"(?:from|at|with)\s+" + _ORG)
 _EMPLOYER = re.compile(r"\b(?P<owner>(?i:my|his|her|their|our))\s+(?i:firm|company|employer|office|practice|agency|"
                        r"studio),?\s+" + _ORG)
-_MY_HOME_IN = re.compile(r"\bmy\s+(?:\w+\s+){0,2}?(?:apartment|flat|place|house|studio|2br|1br|3br|room|rental)\s+in\s+"
+_MY_HOME_IN = re.compile(r"(?:\b(?i:my|our)\s+|^(?i:(?:found|got|rented|renting|moved\s+into|moving\s+into)\s+)?"
+                         r"(?i:(?:a|an|the|our)\s+)?)(?:\w+\s+){0,2}?(?i:apartment|flat|place|house|studio|2br|1br|"
+                         r"3br|room|rental|apt|condo)\s+in\s+"
                          + _PLACE)
 _WE_ARE_IN = re.compile(r"^(?i:we're|we are|i'm|i am)\s+(?i:still\s+|currently\s+|now\s+)?(?i:living\s+)?in\s+"
                         + _PLACE)
@@ -128,28 +156,30 @@ _PARENT_START = re.compile(r"^(?P<name>" + "|".join(PARENT_NAMES) + r")\s+(?:cal
 _MY_TERM_ALONE = re.compile(r"\b(?P<owner>my|our)\s+(?P<term>" + "|".join(sorted(map(re.escape, UNIQUE), key=len,
                                                                                     reverse=True)) + r")\b", _I)
 # Also a lowercase word ("first day at amazon"): then only an organisation the graph already knows is meant.
-_ORG_ANY_CASE = r"(?P<org>[A-Za-z][\w&'.-]*(?:\s+[A-Z][\w&'.-]*)*)"
+_ORG_ANY_CASE = r"(?:(?i:the)\s+)?(?P<org>[A-Za-z][\w&'.-]*(?:\s+[A-Z][\w&'.-]*)*)"
 _FIRST_DAY = re.compile(r"\b(?i:first\s+(?:day|week)|started|starting)\s+(?i:at|with)\s+" + _ORG_ANY_CASE)
-_LAST_DAY = re.compile(r"\b(?i:last\s+day\s+at|quit(?:ting)?|left|leaving|resigned\s+from)\s+" + _ORG)
+_LAST_DAY = re.compile(r"\b(?i:last\s+day\s+at|quit(?:ting)?|left|leaving|resigned\s+from|handed\s+in\s+(?:my\s+)?"
+                       r"notice\s+at)\s+" + _ORG)
 _JOB_AT = re.compile(r"\b(?i:got|have|landed|starting)\s+(?i:a\s+|the\s+)?(?i:new\s+)?(?i:job|position|role)\s+at\s+"
                      + _ORG_ANY_CASE)
 _STUDIES = re.compile(
     _SUBJECT + r"(?:\w+\s+){0,3}?(?:studying|studies|study|student|school|law\s+school|med\s+school|college|degree|"
     r"PhD|phd|masters|major(?:ing)?)\s+(?:\w+\s+)?at\s+" + _ORG)
 _LIVES = re.compile(
-    _SUBJECT + r"(?:(?:live|lives|living|lived|settled|staying)\s+in|(?:moved|moving|relocated|relocating|"
-    r"shifted)\s+(?:back\s+)?to|in\s+a\s+(?:\w+\s+){0,3}?(?:studio|apartment|flat|house|place|rental|room)\s+in)\s+"
-    + _PLACE)
+    _SUBJECT + r"(?i:(?:live|lives|living|lived|settled|staying)\s+(?:(?:on\s+my\s+own|alone|together|here|now)\s+)?in|"
+    r"(?:moved|moving|relocated|relocating|shifted)\s+(?:back\s+)?to|in\s+a\s+(?:\w+\s+){0,3}?(?:studio|apartment|flat|"
+    r"house|place|rental|room)\s+in)\s+" + _PLACE)
 _RESIDENT = re.compile(r"\b(?:(?:a|an)\s+(?P<place>[A-Za-z][a-zA-Z.-]+(?:\s+[A-Z][a-zA-Z.-]+)*)\s+resident|"
                        r"we're\s+(?P<people>[A-Z][a-zA-Z.-]+(?:\s+[A-Z][a-zA-Z.-]+)*)\s+people)\b", _I)
 _BASED = re.compile(r"\b" + _ORG + r"\s+(?:is|are)\s+(?:based|located|headquartered)\s+in\s+" + _PLACE)
 _BROKE_UP = re.compile(r"\b(?:we|i)\s+(?:just\s+|finally\s+)?(?:broke\s+up|split\s+up|called\s+it\s+off)|"
                        r"\bbroke\s+up\s+with\b|\bdumped\s+me\b", _I)
 _PET_GONE = re.compile(r"\b(?:said\s+goodbye\s+to|put\s+down|lost|buried)\s+(?P<name>[A-Z][a-zA-Z-]+)\b|"
-                       r"\b(?P<name2>[A-Z][a-zA-Z-]+)\s+(?:died|passed\s+away|was\s+put\s+down|crossed\s+the\s+"
+                       r"\b(?P<name2>[A-Z][a-zA-Z-]+)\s+(?:died|passed\s+away|(?:was|got|had\s+to\s+be)\s+put\s+down|"
+                       r"crossed\s+the\s+"
                        r"rainbow\s+bridge)")
 _SOLD = re.compile(r"\b(?P<verb>sold|gave\s+away|sell|selling)\s+(?P<det>my\s+|our\s+|the\s+)(?P<old>old\s+)?"
-                   r"(?P<thing>[A-Z][a-zA-Z0-9-]+|" + _THING_TERMS + r")\b", _I)
+                   r"(?P<thing>(?-i:[A-Z][a-zA-Z0-9-]+)|" + _THING_TERMS + r")\b", _I)
 _GONE_THING = re.compile(r"\b(?P<thing>[A-Z][a-zA-Z0-9-]+)(?:'s|\s+is)\s+gone\b")
 # Who is what where, said with a copula: "she's an ER nurse at St Vincent's", "I'm a junior dev at Canva", "he works
 # as a paralegal for Baker & Co". The role noun picks the relation; a patient or a regular is nobody's employee.
@@ -268,7 +298,7 @@ def _owner(words: str) -> tuple[Ref, list[Claim], str]:
     return named(name, "person"), [], f"{name}'s"
 
 
-def _introduce(owner_words: str, adjectives: str, term: str, name: str) -> list[Claim]:
+def _introduce(owner_words: str, adjectives: str, term: str, name: str, died: bool = False) -> list[Claim]:
     """The claims of one introduction: `name` is the owner's `term` ("my older brother" + "Arjun")."""
     owner, said, prefix = _owner(owner_words)
     adjectives_said = adjectives.casefold().split()
@@ -278,7 +308,7 @@ def _introduce(owner_words: str, adjectives: str, term: str, name: str) -> list[
     claim = _term_claim(owner, term, name, alias, *extra)
     if claim is None:
         return said
-    if "late" in adjectives_said and claim.relation in ("wife_of", "husband_of"):
+    if ("late" in adjectives_said or died) and claim.relation in ("wife_of", "husband_of"):
         claim = Claim(claim.subject, "late_" + claim.relation, owner)
     return [*said, claim]
 
@@ -289,10 +319,11 @@ def _naming(sentence: str, lowercase: bool) -> list[Claim]:
         name = _POSSESSIVE_S.sub("", m.group("name"))
         if not _is_name(name) or (name.islower() and not lowercase):
             continue  # "my aunt believed in me", "my car broke": a writer who capitalises would write a name so
-        if "," in m.group() and m.group("owner").casefold() not in ("my", "our") and \
-                not _CLOSES_APPOSITION.match(sentence, m.end()):
-            continue  # "Ruby cried leaving her best mate, Isla couldn't care less": Isla starts a clause
-        found += _introduce(m.group("owner"), m.group("adj"), m.group("term"), name)
+        if m.group("owner").casefold() not in ("my", "our") and (m.group("term")[0].isupper() or (
+                "," in m.group() and not _CLOSES_APPOSITION.match(sentence, m.end()))):
+            continue  # "Ruby cried leaving her best mate, Isla couldn't care less": Isla starts a clause; "called
+            # her Aunt Linda": a title, not whose aunt she is
+        found += _introduce(m.group("owner"), m.group("adj"), m.group("term"), name, bool(_DIED.search(sentence)))
     for m in _NAMES_TERM_NAME.finditer(sentence):
         owner, name = m.group("owner"), _POSSESSIVE_S.sub("", m.group("name"))
         if not (_is_name(owner) and _is_name(name)) or (not lowercase and (owner.islower() or name.islower())) \
@@ -329,15 +360,29 @@ def _naming(sentence: str, lowercase: bool) -> list[Claim]:
         term = m.group("term").casefold()
         found.append(Claim(named(term, "person", alias), KIN[term][0], ME))
     start = _TERM_NAME_START.match(sentence)
-    if start and _is_name(start.group("name")):
+    if start and _is_name(start.group("name")) and (lowercase or start.group("name")[0].isupper()):
+        # "wife Sue does the books", "young dog Rua is useless": terse chat drops the "my"
         claim = _term_claim(ME, start.group("term"), start.group("name"), start.group("term").lower())
         if claim is not None:
             found.append(claim)
     return found
 
 
+def _subjects(m: re.Match[str]) -> list[Ref]:
+    """Who a relation pattern's subject is: "I", a pronoun, a name, two names ("Fiona and Graeme moved to ..."), or
+    nobody said: the user ("Moved to Amstelveen.")."""
+    first = _subject(m.group("subj"))
+    if m.group("subj") is not None and not _is_subject(m.group("subj")):
+        return []
+    second = m.group("subj2")
+    if second and _is_name(second):  # two named together do something: they are people
+        return [first if first.name is None else named(first.name, "person"), named(second, "person")]
+    return [first]
+
+
 _POSSESSIVE_S = re.compile(r"['’]s$")
 _CAPITAL_I = re.compile(r"\bI\b")
+_WE = re.compile(r"\bwe\b|\bwe're\b", _I)
 _TRAILING = re.compile(r"(?:\s+(?:of|&))+$|[\s.,']+$")
 
 
@@ -352,7 +397,9 @@ def _place(text: str) -> str:
 def _places_and_work(sentence: str) -> list[Claim]:
     found: list[Claim] = []
     for m in _WORKS.finditer(sentence):
-        found.append(Claim(_subject(m.group("subj")), "works_at", named(_org(m.group("org")), "organisation")))
+        org = named(_org(m.group("org")), "organisation")
+        relation = "volunteers_at" if m.group("verb").casefold().startswith("volunteer") else "works_at"
+        found += [Claim(who, relation, org) for who in _subjects(m)] + _located(sentence, m, org)
     for m in _SHIFT_AT.finditer(sentence):
         if not found and m.group("org")[0].isupper():
             found.append(Claim(ME, "works_at", named(_org(m.group("org")), "organisation")))
@@ -361,11 +408,12 @@ def _places_and_work(sentence: str) -> list[Claim]:
         subject = ME if owner in ("my", "our") else pronoun({"his": "he", "her": "she"}.get(owner, "they"))
         found.append(Claim(subject, "works_at", named(_org(m.group("org")), "organisation")))
     for m in _ORG_CONTACT.finditer(sentence):  # "a recruiter email from Amazon": someone the user may work for
-        found.append(Claim(named(_org(m.group("org")), "organisation")))
+        contact = named(_org(m.group("org")), "organisation")
+        found += [Claim(contact), *_located(sentence, m, contact)]
     if not found:
         for m in list(_FIRST_DAY.finditer(sentence)) + list(_JOB_AT.finditer(sentence)):
-            org = _org(m.group("org"))
-            found.append(Claim(ME, "works_at", named(org, "organisation" if org[0].isupper() else None)))
+            said = _org(m.group("org"))
+            found.append(Claim(ME, "works_at", named(said, "organisation" if said[0].isupper() else None)))
     for m in _LAST_DAY.finditer(sentence):
         # "Last day at Infosys" says the user worked there as it ends: stated and closed at once
         left = named(_org(m.group("org")), "organisation")
@@ -373,12 +421,14 @@ def _places_and_work(sentence: str) -> list[Claim]:
     for m in _STUDIES.finditer(sentence):
         found.append(Claim(_subject(m.group("subj")), "studies_at", named(_org(m.group("org")), "organisation")))
     for m in _LIVES.finditer(sentence):
-        found.append(Claim(_subject(m.group("subj")), "lives_in", named(_place(m.group("place")), "place")))
+        place = named(_place(m.group("place")), "place")
+        found += [Claim(who, "lives_in", place) for who in _subjects(m)] + _part_of(sentence, m, place)
     for m in _RESIDENT.finditer(sentence):
-        place = next(g for g in m.groups() if g)
-        found.append(Claim(ME, "lives_in", named(_place(place), "place")))
+        resident = next(g for g in m.groups() if g)
+        found.append(Claim(ME, "lives_in", named(_place(resident), "place")))
     for m in list(_MY_HOME_IN.finditer(sentence)) + list(_WE_ARE_IN.finditer(sentence)):
-        found.append(Claim(ME, "lives_in", named(_place(m.group("place")), "place")))
+        home = named(_place(m.group("place")), "place")
+        found += [Claim(ME, "lives_in", home), *_part_of(sentence, m, home)]
     for m in _BASED.finditer(sentence):
         found.append(Claim(named(_org(m.group("org"))), "located_in", named(_place(m.group("place")), "place")))
     return found + _roles_and_homes(sentence)
@@ -390,7 +440,8 @@ def _roles_and_homes(sentence: str) -> list[Claim]:
         role = m.group("role").casefold().split()[-1].removesuffix("s")
         relation = _ROLE_RELATION.get(role, "works_at")
         if relation is not None and _is_subject(m.group("subj")):
-            found.append(Claim(_subject(m.group("subj")), relation, named(_org(m.group("org")), "organisation")))
+            org = named(_org(m.group("org")), "organisation")
+            found += [Claim(_subject(m.group("subj")), relation, org), *_located(sentence, m, org)]
     for m in _MY_WORK_AT.finditer(sentence):
         owner = _owner(m.group("owner"))[0]
         relation = "interns_at" if m.group("what").casefold() == "internship" else "works_at"
@@ -430,6 +481,21 @@ def _thing(word: str, determiner: str, old: str | None) -> Ref:
     return named(name, "thing", *aliases)
 
 
+# "Northside ISD in San Antonio", "Alamo Heights, San Antonio": where an organisation is, what a place is part of
+_IN_PLACE = re.compile(r"\s+(?:in|near)\s+" + _PLACE)
+_COMMA_PLACE = re.compile(r",\s+" + _PLACE + r"(?=\s*(?:$|[.!;,]))")
+
+
+def _located(sentence: str, m: re.Match[str], org: Ref) -> list[Claim]:
+    where = _IN_PLACE.match(sentence, m.end("org"))
+    return [Claim(org, "located_in", named(_place(where.group("place")), "place"))] if where else []
+
+
+def _part_of(sentence: str, m: re.Match[str], place: Ref) -> list[Claim]:
+    bigger = _COMMA_PLACE.match(sentence, m.end("place"))
+    return [Claim(place, "part_of", named(_place(bigger.group("place")), "place"))] if bigger else []
+
+
 _OBJECT_PRONOUN = {"me": "I", "us": "we", "him": "he", "her": "she", "them": "they"}
 
 
@@ -444,7 +510,7 @@ def _endings(sentence: str) -> list[Claim]:
         found.append(Claim(ME, "couple", None, ends=True))
     for m in _PET_GONE.finditer(sentence):
         found.append(Claim(named(m.group("name") or m.group("name2")), "pet_of", None, ends=True))
-    for m in _SOLD.finditer(sentence):
+    for m in _SOLD.finditer(sentence) if not _WE.search(sentence) else ():  # "we're selling": whose, and with whom?
         # "sold the Golf" says the user had it as it ends: stated and closed at once, as "last day at" is; "going to
         # sell the Golf" only that the user has it
         sold = _thing(m.group("thing"), m.group("det"), m.group("old"))
