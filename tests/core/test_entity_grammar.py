@@ -112,3 +112,32 @@ def test_two_people_who_move_together_and_a_boss_who_works_where_the_user_works(
 def test_a_spouse_introduced_as_they_die_is_late_and_a_capitalised_term_after_her_is_a_title() -> None:
     graph, _ = run("My husband, Arthur, died in 2019.", "My daughter Rosa visited; the baby calls her Aunt Rosa.")
     assert relations(graph) == {("Arthur", "late_husband_of", USER), ("Rosa", "daughter_of", USER)}
+
+
+def test_chinese_a_name_and_its_term_either_way_and_a_term_inside_a_sentence() -> None:
+    for said in ("小雨是我姐", "我姐叫小雨", "我姐小雨下周来", "俺姐小雨下周来"):
+        graph, _ = run(said)
+        assert relations(graph) == {("小雨", "sister_of", USER)}, said
+    graph, _ = run("周末跟同桌林果去图书馆了")
+    assert relations(graph) == {("林果", "deskmate_of", USER)}
+
+
+def test_chinese_terms_owned_by_a_name_a_pronoun_or_whoever_has_one() -> None:
+    graph, _ = run("我表哥叫阿凯", "阿凯有个女儿朵朵", "阿凯的老婆叫小敏")
+    assert {("阿凯", "cousin_of", USER), ("朵朵", "daughter_of", "阿凯"), ("小敏", "wife_of", "阿凯")} \
+        <= relations(graph)
+    graph, _ = run("她爸是海军退休的")  # what he is, not what he is called
+    assert relations(graph) == set()
+
+
+def test_chinese_a_spouse_term_says_husband_or_wife_only_with_a_pronoun() -> None:
+    graph, _ = run("老伴老陈最近血压高 他不肯吃药")
+    assert relations(graph) == {("老陈", "husband_of", USER)}
+    graph, _ = run("老伴老陈最近血压高")
+    assert relations(graph) == set()
+
+
+def test_chinese_a_boyfriend_who_proposes_becomes_a_fiance() -> None:
+    graph, _ = run("我男朋友阿明人很好", "阿明求婚了 我答应了")
+    assert ("阿明", "boyfriend_of", USER) in closed(graph)
+    assert relations(graph, current_only=True) == {("阿明", "fiance_of", USER)}

@@ -37,6 +37,11 @@ KIN: dict[str, tuple[str, str | None]] = {
     **dict.fromkeys(("老板", "领导", "上司", "组长", "主管", "经理", "总监"), ("boss_of", None)),
     "导师": ("advisor_of", None), "老师": ("teacher_of", None), "同事": ("coworker_of", None),
     "房东": ("landlord_of", None),
+    "外孙": ("grandson_of", "m"), "外孙女": ("granddaughter_of", "f"),
+    **dict.fromkeys(("前夫", "前妻"), ("ex_partner_of", None)),
+    "同桌": ("deskmate_of", None), "班主任": ("teacher_of", None), "leader": ("boss_of", None),
+    **dict.fromkeys(("师兄", "师弟"), ("labmate_of", "m")), **dict.fromkeys(("师姐", "师妹"), ("labmate_of", "f")),
+    "弟": ("brother_of", "m"), "妹": ("sister_of", "f"), "娘": ("mother_of", "f"), "老娘": ("mother_of", "f"),
     **dict.fromkeys(("婆婆", "岳母", "丈母娘"), ("mother_in_law_of", "f")),
     **dict.fromkeys(("公公", "岳父", "老丈人"), ("father_in_law_of", "m")),
     **dict.fromkeys(("奶奶", "外婆", "姥姥"), ("grandmother_of", "f")),
@@ -56,10 +61,14 @@ _NOT_PLACES = frozenset("这里 那里 家里 一起 附近 公司 学校 楼下
 
 _KIN_TERMS = "|".join(sorted(KIN, key=len, reverse=True))
 _PET_TERMS = "|".join(sorted(PETS, key=len, reverse=True))
-_OWNER = r"(?P<owner>我们家的?|我家的?|我们的|我的|我们|我养的|我|她家的?|他家的?|她的|他的)?"
+# Whose the term is: mine (我, and 俺 / 咱 in the north), a pronoun's (她男朋友, 他姐) or, said before 的, a name's
+# (陈蕾的男朋友: see _named_owner)
+_OWNER = (r"(?P<owner>我们家的?|我家的?|我们的|我的|我们|我养的|我|俺们家的?|俺家的?|俺们|俺的|俺|咱们家的?|咱家的?|"
+          r"咱们|咱|她家的?|他家的?|她的|他的|她|他)?")
 _NAMING = re.compile(_OWNER + r"(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + r")(?P<call>叫做|名叫|叫|是)?")
-_IS_MY_PET = re.compile(r"^(?P<name>[A-Za-z]+|[\u4e00-\u9fff]{2,3})是(?P<owner>我们家|我家|我|我养)的?"
-                        r"(?P<adj>[\u4e00-\u9fff]{0,2}?)(?P<term>" + _PET_TERMS + ")")
+_IS_MY_PET = re.compile(r"^(?P<name>[A-Za-z]+|[\u4e00-\u9fff]{2,3})是(?P<owner>我们家|我家|我|我养|俺|俺家|咱家)的?"
+                        r"(?P<adj>[\u4e00-\u9fff]{0,2}?)(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS
+                        + r")(?:$|[了啊呀呢吧])")
 # 我有个妹妹，叫小雨 / 我有一个表哥他叫阿杰: the name in the clause after the term
 _HAVE_ONE_CALLED = re.compile(r"我(?:还)?有(?:一)?个(?P<term>" + _KIN_TERMS + r")[，,\s]*(?:她|他)?(?:叫做|名叫|叫)")
 _CLAUSES = re.compile(r"[，,。．.！!？?；;：:～~…\s]+")
@@ -77,6 +86,9 @@ _DIED = re.compile(r"走了|去世|过世|死了|没了|离开了我们|埋了")
 _QUIT = re.compile(r"离职|辞职|裸辞|不干了|最后一天")
 _MOVED_OUT = re.compile(r"搬出去|搬走|退租|房子(?:也)?退了")
 _GRADUATED = re.compile(r"毕业了")
+# 我们订婚了, Jason求婚了, 赵鹏和孙悦领证了: a couple that becomes more (core/entities.py picks the relation)
+_COUPLE_NOW = re.compile(r"(?:(?P<a>[\u4e00-\u9fffA-Za-z]{2,4}?)[和跟与](?P<b>[\u4e00-\u9fffA-Za-z]{1,4}?))?"
+                         r"(?:终于|已经|正式|今天|昨天)?(?P<what>求婚|订婚|领证|结婚)了")
 _PRONOUNS = re.compile(r"(他|她|它|佢)(?!们|哋)")
 _PRONOUN_WORD = {"他": "he", "她": "she", "它": "it", "佢": "they"}
 _STARTS_A_PREDICATE = frozenset("会又也在说就还是都去来把被给跟和今昨最不没很太真刚才已要想能")
@@ -118,7 +130,7 @@ def _name_at(text: str) -> str | None:
         return None
     if len(word) == 3 and word[2] in _STARTS_A_PREDICATE:
         word = word[:2]  # 小绿会说话了: the dictionary took 会 into the name
-    if word in _TIME_WORDS or word in KIN or word in PETS or word[0] in "我你他她它这那":
+    if word in _TIME_WORDS or word in KIN or word in PETS or word[0] in "我你他她它这那姓":
         return None
     doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v"))  # 朵朵, 豆豆, 佳佳
     if not doubled and tag.startswith(_NOT_NAME_TAGS) and tag not in _NAME_TAGS:
@@ -132,31 +144,97 @@ def _owner_ref(owner: str | None) -> Ref:
     return ME
 
 
-def _naming(clause: str) -> list[Claim]:
+def _is_mine(owner: str | None) -> bool:
+    return bool(owner) and owner[0] in "我俺咱"  # type: ignore[index]
+
+
+def _named_owner(clause: str, start: int) -> Ref | None:
+    """陈蕾的男朋友: the name before 的, as the graph may know it."""
+    if start < 3 or clause[start - 1] != "的":
+        return None
+    words = [w for w in rjieba.cut(clause[:start - 1]) if w.strip()]
+    if words and 2 <= len(words[-1]) <= 3 and _HAN.fullmatch(words[-1]) and words[-1] not in KIN:
+        return named(words[-1])
+    return None
+
+
+def _starts_word(clause: str, start: int) -> bool:
+    """The term is a word of its own where it stands (not 朋友 inside 男朋友, 姐 inside 王姐)."""
+    at = 0
+    for word in rjieba.cut(clause):
+        if at == start:
+            return True
+        if at > start:
+            return False
+        at += len(word)
+    return False
+
+
+_HAS_ONE = re.compile(r"(?P<whose>[\u4e00-\u9fff]{0,3}?)(?:还)?有(?:一)?个$")
+_SPOUSE_BY_PRONOUN = {frozenset({"他"}): "husband_of", frozenset({"她"}): "wife_of"}
+
+
+def _is_person_name(word: str) -> bool:
+    first = _first_word(word)
+    if first is None:
+        return False
+    doubled = len(word) == 2 and word[0] == word[1]  # 婷婷, 朵朵
+    return first[1] in _NAME_TAGS or word[0] in "小阿老" or doubled or _LATIN_NAME.fullmatch(word) is not None
+
+
+def _naming(clause: str, text: str = "") -> list[Claim]:
     found: list[Claim] = []
     m = _IS_MY_PET.match(clause)
-    if m:
-        alias = f"{m.group('owner')}的{m.group('adj')}{m.group('term')}"
-        found.append(Claim(named(m.group("name"), "pet", alias), "pet_of", ME))
+    if m and m.group("name") not in KIN and _name_at(m.group("name")) is not None:  # 小雨是我姐, 年糕是我家的橘猫
+        term = m.group("term")
+        alias = f"{m.group('owner')}的{m.group('adj')}{term}" if term not in KIN else f"我{term}"
+        if term in KIN:
+            found.append(Claim(named(m.group("name"), "person", alias, term), KIN[term][0], ME))
+        else:
+            found.append(Claim(named(m.group("name"), "pet", alias), "pet_of", ME))
     for m in _NAMING.finditer(clause):
         owner, term = m.group("owner"), m.group("term")
         after_with = m.start() > 0 and clause[m.start() - 1] in "和跟陪给带"  # 和男朋友吃饭
-        if owner is None and m.start() != 0 and not (after_with and term in UNIQUE):
-            continue  # a term inside a sentence, not an introduction
-        name = None if after_with and owner is None else _name_at(clause[m.end():])
+        # 和男朋友吃饭: the one boyfriend, no name; 跟同桌林果去: a deskmate named 林果
+        name = None if after_with and owner is None and term in UNIQUE else _name_at(clause[m.end():])
+        named_owner = _named_owner(clause, m.start()) if owner is None else None
+        # a term inside a sentence introduces only when a name follows it (楼下邻居老孙头, 是朋友丽娜转给我的) and it
+        # is a word of its own there
+        if owner is None and m.start() != 0 and not (after_with and term in UNIQUE) and (
+                name is None or len(term) < 2 or not _starts_word(clause, m.start())):
+            continue
+        if named_owner is not None and name is not None and term in KIN:
+            found.append(Claim(named(name, "person"), KIN[term][0], named_owner))
+            continue
         if name is None:
             alone = m.end() == len(clause)  # "妈妈" on its own is someone calling out, not a mention
-            if term in UNIQUE and not m.group("call") and not alone and (owner is None or owner[0] == "我"):
+            if term in UNIQUE and not m.group("call") and not alone and (owner is None or _is_mine(owner)):
                 # 我妈发了视频 / 婆婆来杭州: the term stands for the person (a name said later joins it)
                 aliases = [f"{owner}{term}", term] if owner else [term]
                 found.append(Claim(named(term, "person", *aliases), KIN[term][0], ME))
             continue
         if owner is None and not m.group("call") and term not in KIN:
             continue
-        aliases = [term, f"{owner}{term}"] if owner and owner[0] == "我" else [term]
+        if m.group("call") == "是" and not _is_person_name(name):
+            continue  # 她爸是海军退休的: what he is, not what he is called
+        had = _HAS_ONE.search(clause[:m.start()]) if owner is None else None
+        if had is not None:  # 老周有个女儿婷婷: 老周's daughter; 我有个妹妹小雨: mine
+            whose = had.group("whose")
+            owner_said = ME if whose in ("我", "俺", "咱", "") else named(whose)
+            if term in KIN:
+                found.append(Claim(named(name, "person", *([term, f"我{term}"] if owner_said is ME else [])),
+                                   KIN[term][0], owner_said))
+            continue
+        aliases = [term, f"{owner}{term}"] if _is_mine(owner) else [term]
         owner_ref = _owner_ref(owner)
         if term in KIN:
-            found.append(Claim(named(name, "person", *aliases), KIN[term][0], owner_ref))
+            relation = KIN[term][0]
+            if relation == "spouse_of":  # 老伴: husband or wife by the pronoun the message uses for them
+                relation = _SPOUSE_BY_PRONOUN.get(frozenset(_PRONOUNS.findall(text)) & {"他", "她"}, "")
+                if not relation:
+                    found.append(Claim(named(name, "person", *aliases)))
+                    continue
+            found.append(Claim(named(name, "person", *aliases), relation, owner_ref))
         else:
             found.append(Claim(named(name, "pet", *aliases[1:]), "pet_of", owner_ref))
     return found
@@ -247,6 +325,16 @@ def _endings(clause: str, subject: Ref) -> list[Claim]:
         place = _known_in(clause)
         if place is not None:
             found.append(Claim(subject, "lives_in", place, ends=True))
+    couple = _COUPLE_NOW.search(clause)
+    if couple:
+        what = "engaged" if couple.group("what") in ("求婚", "订婚") else "married"
+        a, b = couple.group("a"), couple.group("b")
+        if a and b and a not in KIN and b not in KIN:
+            found.append(Claim(named(a, "person"), what, ME if b in ("我", "俺") else named(b, "person")))
+        elif clause.startswith(("我们", "俺们", "咱们")) or subject is not ME:
+            found.append(Claim(subject, what))
+        else:
+            found.append(Claim(ME, what))
     if _GRADUATED.search(clause):
         found.append(Claim(subject, "studies_at", None, ends=True))
     return found
@@ -267,12 +355,13 @@ def claims(text: str) -> list[Claim]:
     running = ME
     clauses = [clause for clause in _CLAUSES.split(text) if clause]
     for clause in clauses:
-        introduced = _naming(clause)
+        introduced = _naming(clause, text)
         running = _subject_of(clause, running, introduced)
         found += introduced + _relations(clause, running) + _endings(clause, running)
     # Names in passing first, so that the relations' subjects (王姐说她在腾讯上班) are known; not a name a rule above
     # introduces with its kind (我们家鹦鹉小绿 is a pet).
-    claimed = {ref.name for claim in found for ref in (claim.subject, claim.object) if ref is not None and ref.name}
+    claimed = {ref.name for claim in found for ref in (claim.subject, claim.object)
+               if ref is not None and ref.name and ref.kind}
     passing = [claim for clause in clauses for claim in entity_names_zh.claims(clause)
                if claim.subject.name not in claimed]
     return passing + found
