@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from jiyi.core import entity_rules_en, entity_rules_zh
+from jiyi.core import entity_names_zh, entity_rules_en, entity_rules_zh
 from jiyi.core.entity_claims import Claim, Ref
 from jiyi.core.facts import is_chinese
 from jiyi.stores.entities import USER, Graph, GraphChange, GraphEntity, GraphRelation, search_forms, unique_forms
@@ -122,7 +122,8 @@ class _Resolver:
         if known is None:
             if ref.kind is None:
                 return None
-            known = GraphEntity(ref.kind, ref.name, unique_forms([ref.name, *ref.alias_forms()]))
+            familiar = entity_names_zh.familiar_forms(ref.name) if ref.kind == "person" else []
+            known = GraphEntity(ref.kind, ref.name, unique_forms([ref.name, *ref.alias_forms(), *familiar]))
             self.graph.entities[known.id] = known
             self.touched[known.id] = known
         elif ref.alias and all(a.casefold() != f.casefold() for a in ref.alias_forms()

@@ -25,6 +25,7 @@ _SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁
 _ADDRESS = ("阿姨", "叔叔", "老师", "师傅", "医生", "大夫", "经理", "主任", "教练", "律师",
             "姐", "哥", "姨", "叔", "总")
 _BY_FORM = re.compile(rf"老[{_SURNAMES}]|[{_SURNAMES}](?:{'|'.join(_ADDRESS)})")
+_ALL_HAN = re.compile(r"[\u4e00-\u9fff]+")
 _LITTLE = re.compile(r"[小阿][\u4e00-\u9fff]")
 _WITH = "和跟陪找约带给问请帮"  # not 叫: 托班叫小橡树, 狗叫小白 name things and pets as often as people
 _PERSON_BEFORE = re.compile(rf"(?:[{_WITH}]|同事|同学|朋友|室友|舍友|闺蜜|哥们|发小)$")
@@ -79,3 +80,12 @@ def claims(clause: str) -> list[Claim]:
             found.setdefault(word, "place")
         previous = word
     return [Claim(named(name, kind)) for name, kind in found.items()]
+
+
+def familiar_forms(name: str) -> list[str]:
+    """What family call someone with a full Chinese name: the given name (王秀兰 → 秀兰) or, for a single-character
+    one, that character and 儿 (陈静 → 静儿, as a parent says it). Only for a common surname and a name all Han."""
+    if not 2 <= len(name) <= 3 or name[0] not in _SURNAMES or not _ALL_HAN.fullmatch(name):
+        return []
+    given = name[1:]
+    return [given] if len(given) == 2 else [f"{given}儿"]

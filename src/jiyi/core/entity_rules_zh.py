@@ -12,8 +12,9 @@ import re
 
 import rjieba
 
-from jiyi.core import entity_names_zh
+from jiyi.core import entity_names_zh, places_zh
 from jiyi.core.entity_claims import ME, Claim, Ref, named, pronoun
+from jiyi.core.not_names import not_a_name_zh
 
 KIN: dict[str, tuple[str, str | None]] = {
     **dict.fromkeys(("表姐", "表妹", "堂姐", "堂妹"), ("cousin_of", "f")),
@@ -75,12 +76,14 @@ _CLAUSES = re.compile(r"[，,。．.！!？?；;：:～~…\s]+")
 _WORK = re.compile(r"(?:在|去|加入了?)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fffA-Za-z]{2,8}?)(?:那边|这边)?"
                    r"(?P<verb>干了|干|做|上班|工作|实习|打工|当|任职|报到|读书|读研|读博|读|上学|念书)")
 _JOINED = re.compile(r"(?:入职|跳槽到|跳槽去|加入|offer签了?)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
-_ADMITTED = re.compile(r"(?:保研到|考研考到|被)(?P<org>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:录取|了|$)")
+_ADMITTED = re.compile(r"(?:保研到|考研考到)(?P<org>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:录取|了|$)|"
+                       r"被(?P<by>[\u4e00-\u9fffA-Za-z]{2,6}?)录取")  # not 被差评了: 被 alone is any passive
 _LIVES = re.compile(r"(?:住在|搬到了?|搬去了?|搬来了?|租在|定居在?|安家在?)(?P<rest>.+)")
 _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
 _IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都)在(?P<place>[\u4e00-\u9fff]{2,4})$")  # 我女朋友小鹿也在深圳
 _COMPANY_NAMED = re.compile(r"(?P<place>[\u4e00-\u9fff]{2,4})(?:一家|那家|的一家).{0,16}?(?:公司|学校|医院|店)\s*"
                             r"(?:叫|名叫)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
+_WISH = re.compile(r"想|打算|准备|考虑|希望|如果|要是|干脆|可能|劝|让")
 _BROKE_UP = re.compile(r"分手|分了手|离婚")
 _DIED = re.compile(r"走了|去世|过世|死了|没了|离开了我们|埋了")
 _QUIT = re.compile(r"离职|辞职|裸辞|不干了|最后一天")
@@ -124,15 +127,20 @@ def _name_at(text: str) -> str | None:
     word, tag = first
     if _LATIN_NAME.fullmatch(word):
         return word
+    latin_after = _LITTLE_LATIN.match(text)
+    if latin_after:
+        return latin_after.group()  # 阿Mei, 小K: a prefix and a Latin name
     if len(word) == 1 and len(text) >= 2 and word in "小阿老大":
         word, tag = text[:2], "nr"  # 小绿, 阿杰: a prefix and a character the dictionary split apart
     if not 2 <= len(word) <= 3 or not _HAN.fullmatch(word):
         return None
     if len(word) == 3 and word[2] in _STARTS_A_PREDICATE:
         word = word[:2]  # 小绿会说话了: the dictionary took 会 into the name
-    if word in _TIME_WORDS or word in KIN or word in PETS or word[0] in "我你他她它这那姓":
+    if word in _TIME_WORDS or not_a_name_zh(word) or word in KIN or word in PETS or word[0] in "我你他她它这那姓":
         return None
     doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v"))  # 朵朵, 豆豆, 佳佳
+    if tag == "t" and word[0] not in "小阿老" and not doubled:
+        return None  # 上个月, 暑假: a time (老周 is tagged one too, as "old week")
     if not doubled and tag.startswith(_NOT_NAME_TAGS) and tag not in _NAME_TAGS:
         return None
     return word
@@ -170,6 +178,12 @@ def _starts_word(clause: str, start: int) -> bool:
     return False
 
 
+# 我妈… / 俺弟弟… at the start of a clause: that person is its subject (我们 is the user and someone, still the user's)
+_MY_KIN_AT_START = re.compile(r"^(?:我|俺|咱)(?!们)(?:家的?|的)?(?P<term>" + _KIN_TERMS + r")")
+_LITTLE_NAME_AT_START = re.compile(r"^[小阿](?:[A-Za-z]+|[\u4e00-\u9fff])")
+_LITTLE_LATIN = re.compile(r"[小阿][A-Za-z]+")
+# 我的小店… / 我家的车…: the user's thing is the subject, not the user (我家 alone is the user's home: 我家在…)
+_MY_THING_AT_START = re.compile(r"^(?:我|俺|咱)的")
 _HAS_ONE = re.compile(r"(?P<whose>[\u4e00-\u9fff]{0,3}?)(?:还)?有(?:一)?个$")
 _SPOUSE_BY_PRONOUN = {frozenset({"他"}): "husband_of", frozenset({"她"}): "wife_of"}
 
@@ -197,6 +211,8 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
         after_with = m.start() > 0 and clause[m.start() - 1] in "和跟陪给带"  # 和男朋友吃饭
         # 和男朋友吃饭: the one boyfriend, no name; 跟同桌林果去: a deskmate named 林果
         name = None if after_with and owner is None and term in UNIQUE else _name_at(clause[m.end():])
+        if after_with and name is not None and clause.endswith(name, m.end()) and m.end() + len(name) == len(clause):
+            name = None  # 跟我哥合租: what follows "with my brother" to the clause's end is what they do, not his name
         named_owner = _named_owner(clause, m.start()) if owner is None else None
         # a term inside a sentence introduces only when a name follows it (楼下邻居老孙头, 是朋友丽娜转给我的) and it
         # is a word of its own there
@@ -240,17 +256,34 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
     return found
 
 
-def _subject_of(clause: str, running: Ref, introduced: list[Claim]) -> Ref:
+def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Ref | None:
+    """Who a clause is about: whom it introduces, whom it starts with (我妈…, 阿Mei…, 他…), else the subject before
+    it. None: a thing the user does not know as a person (饭馆搬到槐荫区了): nothing the clause says is the user's."""
     for claim in introduced:
         if claim.subject.kind == "person" and claim.subject.name not in KIN and _NAMING.search(clause):
             return claim.subject  # "我表姐叫小雅 在北京做产品经理": what follows is about 小雅
-    if clause.startswith("我"):
+    mine = _MY_KIN_AT_START.match(clause)
+    if mine:
+        return named(mine.group("term"))  # 我妈腰不好 回咸阳了: 我妈 went back, not I
+    if _MY_THING_AT_START.match(clause) and not _NAMING.match(clause):
+        return None
+    if clause.startswith(("我", "俺", "咱")):
         return ME
     if clause[0] in "他她它佢" and not clause.startswith(("他们", "她们")):
         return pronoun(_PRONOUN_WORD[clause[0]])
+    little = _LITTLE_NAME_AT_START.match(clause)
+    if little:
+        return named(little.group())  # 阿Mei走了, 小芳说…: the dictionary splits 阿 from the name
     first = _first_word(clause)
-    if first is not None and (first[0] in KIN or first[1] in _NAME_TAGS):
-        return named(first[0])  # 表姐说… / 小雅下周一就去…; a common noun (美团那边…) leaves the subject as it was
+    if first is None:
+        return running
+    if first[0] in KIN or first[1] in _NAME_TAGS:
+        return named(first[0])  # 表姐说… / 小雅下周一就去…
+    if first[1].startswith("n") and not clause[len(first[0]):].startswith(("那边", "这边")) and \
+            not _QUIT.search(clause):
+        # 大军跟俺提…, 饭馆搬到槐荫区了: a noun starts the clause, and it is the subject — a person the graph knows by
+        # that name or nobody; a place or company said as where (美团那边已经离职) leaves the subject as it was
+        return named(first[0])
     return running
 
 
@@ -261,9 +294,7 @@ def _is_proper_noun_phrase(candidate: str) -> bool:
 
 
 def _place_or_org(subject: Ref, candidate: str, verb: str) -> Claim | None:
-    first = _first_word(candidate)
-    is_place = first is not None and first[0] == candidate and first[1] == "ns"
-    if is_place:
+    if places_zh.is_place(candidate):
         return Claim(subject, "lives_in", named(candidate, "place"))
     if candidate in _NOT_PLACES or candidate in KIN or candidate[0] in "我你他她这那家" or \
             not _is_proper_noun_phrase(candidate):
@@ -272,31 +303,38 @@ def _place_or_org(subject: Ref, candidate: str, verb: str) -> Claim | None:
     return Claim(subject, relation, named(candidate, "organisation"))
 
 
+def _wished(clause: str, start: int) -> bool:
+    """想让小宇去大理读高中, 打算搬到余杭: what someone wants or plans, not where anyone is."""
+    return _WISH.search(clause[:start]) is not None
+
+
 def _relations(clause: str, subject: Ref) -> list[Claim]:
     found: list[Claim] = []
     for m in _WORK.finditer(clause):
+        if _wished(clause, m.start()):
+            continue
         claim = _place_or_org(subject, m.group("org"), m.group("verb"))
         if claim is not None:
             found.append(claim)
     for m in _JOINED.finditer(clause):
+        if _wished(clause, m.start()):
+            continue
         claim = _place_or_org(subject, m.group("org"), "")
         if claim is not None and claim.relation == "works_at":
             found.append(claim)
     for m in _ADMITTED.finditer(clause):
-        org = m.group("org")
+        org = m.group("org") or m.group("by")
         if org not in _NOT_PLACES and _is_proper_noun_phrase(org):
             found.append(Claim(subject, "admitted_to", named(org, "organisation")))
     lives = _LIVES.search(clause)
-    if lives:
+    if lives and not _wished(clause, lives.start()):
         first = _first_word(lives.group("rest"))
         if first is not None and first[0] not in _NOT_PLACES and len(first[0]) >= 2 and \
                 first[1].startswith(("ns", "nr", "nz", "n")):
             found.append(Claim(subject, "lives_in", named(first[0], "place")))
     arrived = _ARRIVED.search(clause) or _IS_IN.search(clause)
-    if arrived:
-        first = _first_word(arrived.group("place"))
-        if first is not None and first[0] == arrived.group("place") and first[1] == "ns":
-            found.append(Claim(subject, "lives_in", named(first[0], "place")))
+    if arrived and not _wished(clause, arrived.start()) and places_zh.is_place(arrived.group("place")):
+        found.append(Claim(subject, "lives_in", named(arrived.group("place"), "place")))
     return found
 
 
@@ -352,12 +390,14 @@ def claims(text: str) -> list[Claim]:
         if name is not None:
             term = m.group("term")
             found.append(Claim(named(name, "person", term, f"我{term}"), KIN[term][0], ME))
-    running = ME
+    running: Ref | None = ME
     clauses = [clause for clause in _CLAUSES.split(text) if clause]
     for clause in clauses:
         introduced = _naming(clause, text)
         running = _subject_of(clause, running, introduced)
-        found += introduced + _relations(clause, running) + _endings(clause, running)
+        found += introduced
+        if running is not None:
+            found += _relations(clause, running) + _endings(clause, running)
     # Names in passing first, so that the relations' subjects (王姐说她在腾讯上班) are known; not a name a rule above
     # introduces with its kind (我们家鹦鹉小绿 is a pet).
     claimed = {ref.name for claim in found for ref in (claim.subject, claim.object)
