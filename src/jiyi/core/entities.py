@@ -37,6 +37,7 @@ ANY_COUPLE = "couple"  # a claim's relation meaning "one of COUPLE"
 # A couple that becomes more ("we got engaged", "Sneha and Karthik got married"): the relation when one is a man, when
 # one is a woman. Closes what they were before.
 BECOMES = {"engaged": ("fiance_of", "fiancee_of"), "married": ("husband_of", "wife_of")}
+_SHARED_HOME = frozenset({"lives_with", "roommate_of", "flatmate_of", "housemate_of"})
 _BOSSES = frozenset({"boss_of", "supervisor_of"})
 _SPOUSES = frozenset({"husband_of", "wife_of", "spouse_of"})
 _GENDER_OF_RELATION = {"girlfriend_of": "f", "wife_of": "f", "fiancee_of": "f",
@@ -211,6 +212,17 @@ class _Resolver:
             if len(workplaces) == 1 and not self.current(boss, "works_at", None):
                 self.state(boss, "works_at", workplaces[0])
 
+    def infer_shared_homes(self) -> None:
+        """Those who live together live in the same place: a shared home said in this message ("moved in with Jake",
+        跟俺弟弟住) puts the one whose place is unknown where the other lives. Said the other way round — a move
+        after a shared home — it does not: the user moving to Pilsen does not move the mother left behind."""
+        for shared in [r for r in self.change.relations if r.relation in _SHARED_HOME and r.is_current]:
+            ends = (shared.source, shared.target)
+            homes = {end: [r.target for r in self.current(end, "lives_in", None)] for end in ends}
+            for one, other in ((shared.source, shared.target), (shared.target, shared.source)):
+                if len(homes[one]) == 1 and not homes[other]:
+                    self.state(other, "lives_in", homes[one][0])
+
     def end(self, source: str, relation: str, target: str | None) -> None:
         if relation == ANY_COUPLE:
             for old in [r for r in self.graph.relations if r.relation in COUPLE and r.is_current
@@ -266,9 +278,13 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
             resolver.become(subject, claim.relation, obj)
         elif claim.ends:
             resolver.end(subject, claim.relation, obj)
+        elif claim.relation == "lives_with" and obj is not None and any(
+                resolver.current(subject, r, obj) for r in _SHARED_HOME - {"lives_with"}):
+            continue  # 跟室友小林住: roommate_of says it already
         elif obj is not None:
             resolver.state(subject, claim.relation, obj)
     resolver.infer_workplaces()
+    resolver.infer_shared_homes()
     change = resolver.change
     change.entities = list(resolver.touched.values())
     # A speaker named in a conversation between named speakers is spoken to ("Thanks, Caroline!"), not about: on

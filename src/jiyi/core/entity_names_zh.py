@@ -85,7 +85,8 @@ def claims(clause: str) -> list[Claim]:
 def familiar_forms(name: str) -> list[str]:
     """What family call someone with a full Chinese name: the given name (王秀兰 → 秀兰) or, for a single-character
     one, that character and 儿 (陈静 → 静儿, as a parent says it). Only for a common surname and a name all Han."""
-    if not 2 <= len(name) <= 3 or name[0] not in _SURNAMES or not _ALL_HAN.fullmatch(name):
+    if not 2 <= len(name) <= 3 or name[0] not in _SURNAMES or not _ALL_HAN.fullmatch(name) or \
+            _BY_FORM.fullmatch(name):  # 王姐, 老李: a form of address, not a given name
         return []
     given = name[1:]
     return [given] if len(given) == 2 else [f"{given}儿"]

@@ -216,8 +216,10 @@ _FROM = re.compile(
     + _PLACE.replace("place", "home"))
 _MOVED_OUT = re.compile(_WHO + r"(?:'s|\s+is|\s+has|\s+just|\s+finally|\s+officially)*\s+(?:moved|moving|moves)\s+out"
                         r"\b")
-_MOVED_IN_WITH = re.compile(_WHO + r"(?:'s|\s+is|\s+has|\s+just|\s+finally|\s+officially)*\s+(?:moved|moving|moves)\s+"
-                            r"in\s+with\s+(?P<with>[A-Z][a-zA-Z-]+|me|us|him|her|them)\b")
+# "Jake moved in with me", "I live with Priya", "Nana's living with us now": a shared home
+_MOVED_IN_WITH = re.compile(_WHO + r"(?:'s|'m|\s+is|\s+am|\s+has|\s+just|\s+finally|\s+officially|\s+still|\s+now)*\s+"
+                            r"(?:(?:moved|moving|moves)\s+in|live|lives|living)\s+with\s+"
+                            r"(?P<with>[A-Z][a-zA-Z-]+|me|us|him|her|them)\b")
 # Couples that become more: "Sneha and Karthik got married", "we got engaged!", "Tom proposed", "engaged to Dev"
 _COUPLE_NOW = re.compile(
     r"\b(?:(?P<a>[A-Z][a-zA-Z-]+)\s+and\s+(?:(?P<me>I|i|me)|(?P<b>[A-Z][a-zA-Z-]+))|(?P<we>we|We))\s+"

@@ -83,7 +83,10 @@ _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
 _IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都)在(?P<place>[\u4e00-\u9fff]{2,4})$")  # 我女朋友小鹿也在深圳
 _COMPANY_NAMED = re.compile(r"(?P<place>[\u4e00-\u9fff]{2,4})(?:一家|那家|的一家).{0,16}?(?:公司|学校|医院|店)\s*"
                             r"(?:叫|名叫)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
-_WISH = re.compile(r"想|打算|准备|考虑|希望|如果|要是|干脆|可能|劝|让")
+# 跟俺弟弟住, 婆婆跟我们住一起, 我们一起住在滨江: a shared home (not 住院, 住酒店: a stay)
+_LIVES_WITH = re.compile(r"(?:(?:跟|和|与)(?P<with>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:一起|在一起)?"
+                         r"住(?!院|酒店|宾馆|了几天)|(?P<together>一起住|住一起|住在一起|同居))")
+_WISH = re.compile(r"想|打算|准备|考虑|希望|如果|要是|干脆|可能|劝|让|等(?:她|他|我|你|[^等]{0,4}来了)|将来")
 _BROKE_UP = re.compile(r"分手|分了手|离婚")
 _DIED = re.compile(r"走了|去世|过世|死了|没了|离开了我们|埋了")
 _QUIT = re.compile(r"离职|辞职|裸辞|不干了|最后一天")
@@ -332,10 +335,27 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
         if first is not None and first[0] not in _NOT_PLACES and len(first[0]) >= 2 and \
                 first[1].startswith(("ns", "nr", "nz", "n")):
             found.append(Claim(subject, "lives_in", named(first[0], "place")))
+    shared = _LIVES_WITH.search(clause)
+    if shared and not _wished(clause, shared.start()):
+        other = _housemate(shared.group("with")) if shared.group("with") else pronoun("they")
+        if other is not None and other != subject:
+            found.append(Claim(subject, "lives_with", other))
     arrived = _ARRIVED.search(clause) or _IS_IN.search(clause)
     if arrived and not _wished(clause, arrived.start()) and places_zh.is_place(arrived.group("place")):
         found.append(Claim(subject, "lives_in", named(arrived.group("place"), "place")))
     return found
+
+
+def _housemate(said: str) -> Ref | None:
+    """Whom 跟…住 names: me / us (the user), my relative (俺弟弟), or a name after any role word (室友小林)."""
+    if said in ("我", "我们", "俺", "俺们", "咱", "咱们"):
+        return ME
+    mine = _MY_KIN_AT_START.match(said)
+    if mine and mine.end() == len(said):
+        return named(mine.group("term"))
+    role = _NAMING.match(said)
+    name = _name_at(said[role.end():] if role else said)
+    return named(name) if name is not None and (role or len(name) == len(said)) else None
 
 
 def _known_in(clause: str) -> Ref | None:
