@@ -3,10 +3,10 @@
 import jiyi
 
 EXPECTED = {
-    "AsyncMemory", "BackendUnavailable", "Category", "ConfigError", "EmbeddingMismatch", "Event", "HistoryEvent",
-    "InvalidInput", "JiyiError", "Layer", "Memory", "MemoryRecord", "MemoryType", "NotFound", "NotSupportedYet",
-    "Scope", "SearchHit", "Source", "__version__", "build_embedder", "build_store", "register_embedder",
-    "register_store",
+    "AddRequest", "AsyncMemory", "BackendUnavailable", "Category", "ConfigError", "ContextRequest",
+    "EmbeddingMismatch", "Event", "HistoryEvent", "InvalidInput", "JiyiError", "Layer", "ListRequest", "Memory",
+    "MemoryRecord", "MemoryType", "NotFound", "NotSupportedYet", "Scope", "SearchHit", "SearchQuery", "Source",
+    "__version__", "build_embedder", "build_store", "register_embedder", "register_store",
 }
 
 

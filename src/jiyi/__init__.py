@@ -12,21 +12,25 @@ from jiyi.errors import (
 )
 from jiyi.memory import AsyncMemory, Memory
 from jiyi.records import Category, Event, HistoryEvent, Layer, MemoryRecord, MemoryType, Scope, SearchHit, Source
+from jiyi.requests import AddRequest, ContextRequest, ListRequest, SearchQuery
 from jiyi.stores import build_store, register_store
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AddRequest",
     "AsyncMemory",
     "BackendUnavailable",
     "Category",
     "ConfigError",
+    "ContextRequest",
     "EmbeddingMismatch",
     "Event",
     "HistoryEvent",
     "InvalidInput",
     "JiyiError",
     "Layer",
+    "ListRequest",
     "Memory",
     "MemoryRecord",
     "MemoryType",
@@ -34,6 +38,7 @@ __all__ = [
     "NotSupportedYet",
     "Scope",
     "SearchHit",
+    "SearchQuery",
     "Source",
     "__version__",
     "build_embedder",

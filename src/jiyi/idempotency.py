@@ -32,12 +32,17 @@ def request_key(scope: Scope, key: str) -> str:
     return hashlib.sha256(owner.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-async def add_once(store: Coordination, clock: Clock, key: str, request: dict[str, Any],
-                   add: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
-    """`add(request)` once per key: a later request with the key gets the first one's answer (a ReplayedAnswer)."""
+def fingerprint(request: dict[str, Any]) -> str:
+    """What a request with an idempotency key must match to be answered as the first one with it was."""
+    return hashlib.sha256(json.dumps(request, ensure_ascii=False, sort_keys=True, default=str)
+                          .encode("utf-8", "surrogatepass")).hexdigest()
+
+
+async def add_once(store: Coordination, clock: Clock, key: str, asked: str,
+                   add: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """`add()` once per key: a later request with the key gets the first one's answer (a ReplayedAnswer), if its
+    fingerprint (`asked`) is the first one's."""
     deadline = time.monotonic() + IDEMPOTENT_WAIT_SECONDS
-    asked = hashlib.sha256(json.dumps(request, ensure_ascii=False, sort_keys=True, default=str)
-                           .encode("utf-8", "surrogatepass")).hexdigest()
     while True:
         claimed, answer = await asyncio.to_thread(store.claim_request, key, clock(), IDEMPOTENCY_KEPT)
         if claimed:
@@ -51,7 +56,7 @@ async def add_once(store: Coordination, clock: Clock, key: str, request: dict[st
             raise Conflict("a request with this idempotency key is still being processed; retry later")
         await asyncio.sleep(0.05)  # the first request with this key is running: answer what it answers
     try:
-        result = await add(request)
+        result = await add()
     except BaseException:
         await asyncio.shield(asyncio.to_thread(store.finish_request, key, None))  # a retry may run it again
         raise

@@ -1,10 +1,10 @@
 """The Memory facade: mem0's methods and arguments (both generations), written once as async.
 
-`AsyncMemory` is the implementation; it checks the arguments (arguments.py) and delegates: blocking work (SQLite,
-embedding) runs in worker threads in one hop per call (edits.py for direct changes, the read and write paths),
-work that outlives a call to turn_jobs.py. `Memory` is the synchronous face: each method is made from the async one
-of the same name (same signature) and runs it on a private event-loop thread (sync_bridge.py), so it also works
-inside programs that already run an event loop.
+`AsyncMemory` is the implementation; it checks the arguments (requests.py for the requests the REST API and MCP
+share, arguments.py) and delegates: blocking work (SQLite, embedding) runs in worker threads in one hop per call
+(edits.py for direct changes, the read and write paths), work that outlives a call to turn_jobs.py. `Memory` is the
+synchronous face: each method is made from the async one of the same name (same signature) and runs it on a private
+event-loop thread (sync_bridge.py), so it also works inside programs that already run an event loop.
 """
 
 from __future__ import annotations
@@ -15,23 +15,22 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from jiyi import arguments as check
 from jiyi import pass_log
-from jiyi.arguments import DEFAULT_CONTEXT_TOP_K, DEFAULT_LIST_LIMIT, DEFAULT_TOP_K, UNSET
+from jiyi.arguments import DEFAULT_CONTEXT_TOP_K, DEFAULT_LIST_LIMIT, UNSET
 from jiyi.categorizing import Categorizer
 from jiyi.core.injection import MEMORY_HEADER
 from jiyi.core.lifecycle import LifecyclePolicy
-from jiyi.core.messages import normalize_messages, parse_chat, parse_time
 from jiyi.core.offline import asks_to_be_remembered
-from jiyi.core.retrieval import SearchRequest
 from jiyi.edits import MemoryEdits, stored_messages
 from jiyi.embedders.base import Embedder
 from jiyi.embedders.scheduler import EmbeddingScheduler, scheduled
 from jiyi.errors import InvalidInput, NotFound
-from jiyi.filters import listing_filter, merge_scope, parse_filters
+from jiyi.filters import merge_scope, parse_filters
 from jiyi.idempotency import ReplayedAnswer, add_once, request_key
 from jiyi.lifecycle import MaintenancePass
 from jiyi.llms.base import LLM
-from jiyi.read_path import ReadPath, ReadSettings, RecallRequest
-from jiyi.records import Clock, Event, Scope, TurnRecord, utcnow
+from jiyi.read_path import ReadPath, ReadSettings
+from jiyi.records import Clock, Event, MemoryType, Scope, TurnRecord, utcnow
+from jiyi.requests import AddRequest, ContextRequest, ListRequest, SearchQuery
 from jiyi.stores.base import MemoryStore
 from jiyi.sync_bridge import LoopThread, sync_of
 from jiyi.turn_jobs import EXIT_SETTLE_SECONDS, TurnJobs
@@ -93,7 +92,6 @@ class AsyncMemory:
 
     # --- writes ---------------------------------------------------------------------------------------------
 
-    @traced_add
     async def add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
                   run_id: str | None = None, metadata: dict[str, Any] | None = None, infer: bool = True,
                   memory_type: str | None = None, prompt: str | None = None, timestamp: Any = None,
@@ -120,38 +118,39 @@ class AsyncMemory:
         `idempotency_key`: the caller's key for this add (HTTP: the Idempotency-Key header). An add sent again with
         the same key by the same owner within a day stores nothing and answers what the first one answered (a retry
         overlapping the original waits for it)."""
-        scope, _ = merge_scope(Scope(user_id, agent_id, run_id), filters)
-        scope.require()
+        return await self.run_add(AddRequest.build(
+            messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata, infer=infer,
+            memory_type=memory_type, prompt=prompt, timestamp=timestamp, expiration_date=expiration_date,
+            filters=filters, async_mode=async_mode, injected_memory_ids=injected_memory_ids,
+            idempotency_key=idempotency_key, importance=importance, remember=remember,
+            custom_categories=custom_categories))
+
+    @traced_add
+    async def run_add(self, request: AddRequest) -> dict[str, Any]:
+        """add() of a request built and checked by AddRequest.build (as the REST API and the MCP tools make it)."""
         self.jobs.resume_abandoned_once()
-        if idempotency_key is not None:
-            check.check_idempotency_key(idempotency_key)
-            request = dict(messages=messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
-                           infer=infer, memory_type=memory_type, prompt=prompt, timestamp=timestamp,
-                           expiration_date=expiration_date, filters=filters, async_mode=async_mode,
-                           injected_memory_ids=injected_memory_ids, importance=importance,
-                           custom_categories=custom_categories)
-            return await add_once(self.store, self.clock, request_key(scope, idempotency_key), request,
-                                  lambda again: self.add(**again))
-        check.check_metadata(metadata)
-        check.check_add_options(prompt, injected_memory_ids, importance)
-        custom = check.custom_categories(custom_categories)
-        check.check_importance_use(importance, infer)
-        parsed = normalize_messages(messages)
-        turn_time = parse_time(timestamp)
-        expires = check.expiration(expiration_date)
-        kind = check.memory_type(memory_type)
-        if not infer:
-            return await self._run(self.edits.add_raw, parsed, scope, metadata or {}, turn_time, expires, kind,
-                                   0.5 if importance is None else float(importance), custom)
-        stored = stored_messages(parsed, scope, metadata or {}, turn_time, self.clock())
+        if request.idempotency_key is None:
+            return await self._add_now(request)
+        assert request.fingerprint is not None  # AddRequest.build makes one with every key
+        return await add_once(self.store, self.clock, request_key(request.scope, request.idempotency_key),
+                              request.fingerprint, lambda: self._add_now(request))
+
+    async def _add_now(self, request: AddRequest) -> dict[str, Any]:
+        metadata, given_type = request.metadata or {}, request.memory_type
+        if not request.infer:
+            return await self._run(self.edits.add_raw, request.chat, request.scope, metadata, request.turn_time,
+                                   request.expires, MemoryType.EPISODIC if given_type is None else given_type,
+                                   0.5 if request.importance is None else float(request.importance),
+                                   request.custom_categories)
+        stored = stored_messages(request.chat, request.scope, metadata, request.turn_time, self.clock())
         options: dict[str, Any] = dict(
-            explicit=asks_to_be_remembered(parsed, remember) or None, metadata=metadata or {},
-            memory_type=kind.value if memory_type is not None else None, prompt=prompt,
-            expiration_date=expires.isoformat() if expires else None,
-            injected_memory_ids=(injected_memory_ids or [])[:50], custom_categories=custom)
-        turn = TurnRecord(scope=scope, message_ids=[m.id for m in stored],
+            explicit=asks_to_be_remembered(request.chat, request.remember) or None, metadata=metadata,
+            memory_type=given_type.value if given_type is not None else None, prompt=request.prompt,
+            expiration_date=request.expires.isoformat() if request.expires else None,
+            injected_memory_ids=(request.injected_memory_ids or [])[:50], custom_categories=request.custom_categories)
+        turn = TurnRecord(scope=request.scope, message_ids=[m.id for m in stored],
                           options={k: v for k, v in options.items() if v not in (None, [], {})})
-        if async_mode:
+        if request.async_mode:
             await self.jobs.queue(turn, stored)
             return {"results": [], "event_id": turn.id, "status": "PENDING",
                     "message": "Turn stored; memory extraction queued"}
@@ -237,15 +236,15 @@ class AsyncMemory:
         """Hybrid search in one scope. v1 passes ids and `limit`; v2 passes ids inside `filters` and `top_k`.
         `explain`: each path's rank and relevance, the ranking weights and timings. `rerank=False` skips a configured
         reranker. The memories returned count as reviewed (access_count + 1)."""
-        query = check.query_text(query)
-        count = check.one_count(limit, top_k)
-        check.check_fraction(threshold, "threshold")
-        scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
-        request = SearchRequest(query=query, scope=scope.require(), top_k=check.limit(count, DEFAULT_TOP_K, "top_k"),
-                                where=parse_filters(rest), threshold=threshold, include_expired=show_expired,
-                                explain=explain)
-        await self.jobs.before_reading(request.scope)
-        return {"results": search_items(await self.read_path.search(request, rerank=rerank), explain)}
+        return await self.run_search(SearchQuery.build(
+            query, user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters, limit=limit, top_k=top_k,
+            threshold=threshold, explain=explain, show_expired=show_expired, rerank=rerank))
+
+    async def run_search(self, query: SearchQuery) -> dict[str, Any]:
+        """search() of a query built and checked by SearchQuery.build (as the REST API and the MCP tools make it)."""
+        await self.jobs.before_reading(query.retrieval.scope)
+        found = await self.read_path.search(query.retrieval, rerank=query.rerank)
+        return {"results": search_items(found, query.retrieval.explain)}
 
     async def context(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
                       run_id: str | None = None, filters: dict[str, Any] | None = None,
@@ -261,21 +260,18 @@ class AsyncMemory:
         `rewrite` — an LLM rewrite (`rewrite_prompt`, or jiyi's; `rewritten_query` if the caller rewrote it itself).
         `deadline` (seconds) covers it all; `only_stages` runs a subset ("rewrite" alone, when the caller already
         searched the question and the context). If anything fails the messages come back unchanged, `degraded: true`."""
-        parsed = parse_chat(messages)
-        scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
-        top_k = check.limit(top_k, DEFAULT_CONTEXT_TOP_K, "top_k")
-        check.check_context_options(
-            budget_chars=budget_chars, min_relevance=min_relevance, deadline=deadline,
-            context_messages=context_messages, only_stages=only_stages,
-            texts={"rewrite_prompt": rewrite_prompt, "rewritten_query": rewritten_query, "user_name": user_name,
-                   "char_name": char_name, "header": header})
-        request = RecallRequest(
-            messages=parsed, scope=scope.require(), where=parse_filters(rest), top_k=top_k, rewrite=bool(rewrite),
-            rewrite_prompt=rewrite_prompt, rewritten_query=rewritten_query, user_name=user_name,
-            char_name=char_name, context_messages=context_messages, min_relevance=min_relevance, deadline=deadline,
-            only_stages=tuple(only_stages) if only_stages is not None else None)
-        await self.jobs.before_reading(request.scope)
-        return await self.read_path.context(request, messages, budget_chars=budget_chars, header=header)
+        return await self.run_context(ContextRequest.build(
+            messages, user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters, top_k=top_k,
+            budget_chars=budget_chars, rewrite=rewrite, rewrite_prompt=rewrite_prompt, rewritten_query=rewritten_query,
+            user_name=user_name, char_name=char_name, context_messages=context_messages, min_relevance=min_relevance,
+            deadline=deadline, header=header, only_stages=only_stages))
+
+    async def run_context(self, request: ContextRequest) -> dict[str, Any]:
+        """context() of a request built and checked by ContextRequest.build (as the REST API and the MCP tools make
+        it)."""
+        await self.jobs.before_reading(request.recall.scope)
+        return await self.read_path.context(request.recall, request.messages, budget_chars=request.budget_chars,
+                                            header=request.header)
 
     async def get(self, memory_id: str) -> dict[str, Any]:
         await self.read_path.settle()  # access counts include every search that has answered
@@ -289,13 +285,9 @@ class AsyncMemory:
                       show_expired: bool = False, include_messages: bool = False) -> dict[str, Any]:
         """The scope's memories, newest first, mem0-shaped. The messages an infer=True add keeps as searchable
         evidence (category "message") are listed only with `include_messages` or a filter on the category."""
-        scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
-        count = check.limit(check.one_count(limit, top_k), DEFAULT_LIST_LIMIT, "limit")
-        where = listing_filter(rest, include_messages)
-        await self.jobs.evidence_kept(scope.require())
-        await self.read_path.settle()
-        records = await self._run(self.store.list_records, scope, where, count, show_expired)
-        return {"results": [memory_item(r) for r in records]}
+        return await self.run_list(ListRequest.build_all(
+            user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters, limit=limit, top_k=top_k,
+            show_expired=show_expired, include_messages=include_messages))
 
     async def get_page(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                        filters: dict[str, Any] | None = None, page: int = 1, page_size: int = DEFAULT_LIST_LIMIT,
@@ -303,18 +295,21 @@ class AsyncMemory:
                        every_scope: bool = False) -> dict[str, Any]:
         """One page of get_all (pages count from 1) and how many memories there are in all: {count, results}.
         `every_scope`: with no user, agent or run given, list everyone's memories (for an admin)."""
-        page = check.page_number(page)
-        page_size = check.limit(page_size, DEFAULT_LIST_LIMIT, "page_size")
-        scope, rest = merge_scope(Scope(user_id, agent_id, run_id), filters)
-        where = listing_filter(rest, include_messages)
-        await self.jobs.evidence_kept(None if every_scope else scope.require())
+        return await self.run_list(ListRequest.build_page(
+            user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters, page=page, page_size=page_size,
+            show_expired=show_expired, include_messages=include_messages, every_scope=every_scope))
+
+    async def run_list(self, request: ListRequest) -> dict[str, Any]:
+        """get_all() or get_page() of a request built and checked by ListRequest.build_all or build_page (as the REST
+        API and the MCP tools make it): {count (with_count), results}."""
+        await self.jobs.evidence_kept(None if request.every_scope else request.scope)
         await self.read_path.settle()
-        if not every_scope:
-            scope = scope.require()
-        total = await self._run(self.store.count_records, scope, where, show_expired, every_scope)
-        records = await self._run(self.store.list_records, scope, where, page_size, show_expired,
-                                  (page - 1) * page_size, every_scope)
-        return {"count": total, "results": [memory_item(r) for r in records]}
+        store, every = self.store, request.every_scope
+        counted = {"count": await self._run(store.count_records, request.scope, request.where, request.show_expired,
+                                            every)} if request.with_count else {}
+        records = await self._run(store.list_records, request.scope, request.where, request.page_size,
+                                  request.show_expired, request.offset, every)
+        return {**counted, "results": [memory_item(r) for r in records]}
 
     async def entities(self, *, user_id: str | None = None) -> list[dict[str, Any]]:
         """The users, agents and runs that have memories (one user's, with `user_id`), with counts, mem0-shaped."""
@@ -416,8 +411,11 @@ class Memory:
         return self.aio.embedder
 
     add = sync_of(AsyncMemory.add)
+    run_add = sync_of(AsyncMemory.run_add)
     search = sync_of(AsyncMemory.search)
+    run_search = sync_of(AsyncMemory.run_search)
     context = sync_of(AsyncMemory.context)
+    run_context = sync_of(AsyncMemory.run_context)
     get_event = sync_of(AsyncMemory.get_event)
     process_pending = sync_of(AsyncMemory.process_pending)
     settle = sync_of(AsyncMemory.settle)
@@ -425,6 +423,7 @@ class Memory:
     get = sync_of(AsyncMemory.get)
     get_all = sync_of(AsyncMemory.get_all)
     get_page = sync_of(AsyncMemory.get_page)
+    run_list = sync_of(AsyncMemory.run_list)
     entities = sync_of(AsyncMemory.entities)
     update = sync_of(AsyncMemory.update)
     delete = sync_of(AsyncMemory.delete)

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, TypeVar, TypeVarTuple, cast
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple, cast
 
 import numpy as np
 
@@ -51,7 +51,7 @@ from jiyi.core.temporal import resolve_event_time
 from jiyi.embedders.base import Embedder
 from jiyi.entity_path import RECENT_MESSAGES, remember_entities
 from jiyi.errors import BackendUnavailable
-from jiyi.filters import merge_scope, parse_filters
+from jiyi.filters import parse_filters
 from jiyi.leases import let_go, renewed
 from jiyi.lifecycle import spill_working_memory
 from jiyi.llms.base import LLM, LLMError
@@ -73,6 +73,9 @@ from jiyi.records import (
     utcnow,
 )
 from jiyi.stores.base import MemoryStore, ScoredId
+
+if TYPE_CHECKING:
+    from jiyi.requests import AddRequest
 from jiyi.stores.entities import EntityStore
 from jiyi.text import query_terms
 
@@ -186,25 +189,23 @@ AddMethod = TypeVar("AddMethod", bound=Callable[..., Coroutine[Any, Any, dict[st
 
 
 def traced_add(add: AddMethod) -> AddMethod:
-    """AsyncMemory.add inside a span, jiyi.add: the scope's kind, how many messages, infer and async_mode, and what
-    came of it (event id, the memories' ids; their texts and the messages only when content is recorded)."""
+    """AsyncMemory.run_add inside a span, jiyi.add: the scope's kind, how many messages, infer and async_mode, and
+    what came of it (event id, the memories' ids; their texts and the messages only when content is recorded)."""
     if not tracing.available:
         return add
 
     @functools.wraps(add)
-    async def traced(self: Any, messages: Any, **options: Any) -> dict[str, Any]:
+    async def traced(self: Any, request: AddRequest) -> dict[str, Any]:
         with tracing.span("jiyi.add") as span:
-            result = await add(self, messages, **options)
+            result = await add(self, request)
             if span.is_recording():
+                messages = request.messages  # as the caller gave them
                 said = [messages] if isinstance(messages, str) else [
                     m.get("content") for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
-                scope, _ = merge_scope(Scope(options.get("user_id"), options.get("agent_id"), options.get("run_id")),
-                                       options.get("filters"))
                 results = [r for r in result.get("results") or () if isinstance(r, dict)]
                 span.set_attributes({
-                    **tracing.scope_attributes(scope), "jiyi.add.messages": len(said),
-                    "jiyi.add.infer": bool(options.get("infer", True)),
-                    "jiyi.add.async_mode": bool(options.get("async_mode", False)),
+                    **tracing.scope_attributes(request.scope), "jiyi.add.messages": len(said),
+                    "jiyi.add.infer": bool(request.infer), "jiyi.add.async_mode": bool(request.async_mode),
                     "jiyi.add.results": len(results), "jiyi.memory.ids": [str(r.get("id")) for r in results],
                     **({"jiyi.event.id": result["event_id"]} if result.get("event_id") else {}),
                     **tracing.texts("jiyi.add.input", [str(text) for text in said]),

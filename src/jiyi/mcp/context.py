@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from jiyi.memory import AsyncMemory
+from jiyi.requests import ContextRequest, ListRequest
 
 PROFILE_FILTER = {"jiyi.category": {"in": ["core", "system"]}}
 PROFILE_LIMIT = 50
@@ -34,17 +35,19 @@ async def conversation_context(memory: AsyncMemory, *, user_id: str | None, agen
                                messages: list[dict[str, Any]] | None, max_tokens: int) -> dict[str, Any]:
     scope: dict[str, Any] = {"user_id": user_id, "agent_id": agent_id}
     profile = [_line(item) for item in
-               (await memory.get_all(**scope, filters=PROFILE_FILTER, limit=PROFILE_LIMIT))["results"]]
+               (await memory.run_list(ListRequest.build_all(**scope, filters=PROFILE_FILTER,
+                                                            limit=PROFILE_LIMIT)))["results"]]
     known = {item["id"] for item in profile}
     degraded = False
     if messages:
         budget = min(max(max_tokens * 4, CONTEXT_CHARS[0]), CONTEXT_CHARS[1])
-        recalled = await memory.context(messages, **scope, top_k=RELEVANT_TOP_K, budget_chars=budget)
+        recalled = await memory.run_context(ContextRequest.build(messages, **scope, top_k=RELEVANT_TOP_K,
+                                                                 budget_chars=budget))
         degraded = bool(recalled["degraded"])
         header, found = RELEVANT_HEADER, [{"id": m["id"], "memory": m["memory"], "score": m["score"]}
                                           for m in recalled["memories"]]
     else:
-        latest = (await memory.get_all(**scope, limit=RECENT_LIMIT + len(profile)))["results"]
+        latest = (await memory.run_list(ListRequest.build_all(**scope, limit=RECENT_LIMIT + len(profile))))["results"]
         header, found = RECENT_HEADER, [_line(item) for item in latest]
     found = [item for item in found if item["id"] not in known][:RELEVANT_TOP_K]
 

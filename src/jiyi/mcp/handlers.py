@@ -18,6 +18,7 @@ from jiyi.mcp.caller import Caller
 from jiyi.mcp.context import conversation_context
 from jiyi.memory import AsyncMemory
 from jiyi.projects import project_categories
+from jiyi.requests import AddRequest, ListRequest, SearchQuery
 from jiyi.views import entity_deletion
 
 Handler = Callable[[AsyncMemory, Caller, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -63,17 +64,18 @@ async def add(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict
     content = args["content"].strip()
     if not content:
         raise InvalidInput("content must not be blank")
-    result = await memory.add([{"role": "user", "content": content}], **_scope(caller, args), infer=False,
-                              memory_type=args.get("memory_type"), importance=args.get("importance"),
-                              custom_categories=await _categories(memory, caller))
+    result = await memory.run_add(AddRequest.build(
+        [{"role": "user", "content": content}], **_scope(caller, args), infer=False,
+        memory_type=args.get("memory_type"), importance=args.get("importance"),
+        custom_categories=await _categories(memory, caller)))
     [added] = result["results"]
     return {"memory_id": added["id"], "memory": added["memory"], "memory_type": added["memory_type"],
             "message": "Remembered."}
 
 
 async def search(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    result = await memory.search(args["query"], **_scope(caller, args), top_k=args.get("top_k", 5),
-                                 filters=_types(args))
+    result = await memory.run_search(SearchQuery.build(args["query"], **_scope(caller, args),
+                                                       top_k=args.get("top_k", 5), filters=_types(args)))
     return {"results": [_brief(item) for item in result["results"]]}
 
 
@@ -103,8 +105,8 @@ async def forget(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> d
 
 async def list_memories(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     page = args.get("page", 1)
-    result = await memory.get_page(**_scope(caller, args), filters=_types(args), page=page,
-                                   page_size=args.get("limit", 50))
+    result = await memory.run_list(ListRequest.build_page(**_scope(caller, args), filters=_types(args), page=page,
+                                                          page_size=args.get("limit", 50)))
     return {"count": result["count"], "page": page, "results": [_brief(item) for item in result["results"]]}
 
 
@@ -212,20 +214,21 @@ async def add_memory(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) 
     size = len(json.dumps(metadata, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
     if size > MAX_METADATA_BYTES:
         raise InvalidInput(f"metadata is {size:,} bytes as JSON; the limit is {MAX_METADATA_BYTES:,}")
-    return await memory.add(messages, **_mem0_scope(caller, args), metadata=metadata or None,
-                            remember=not args.get("messages"), custom_categories=await _categories(memory, caller))
+    return await memory.run_add(AddRequest.build(
+        messages, **_mem0_scope(caller, args), metadata=metadata or None, remember=not args.get("messages"),
+        custom_categories=await _categories(memory, caller)))
 
 
 async def search_memories(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     filters = args.get("filters")
-    return await memory.search(args["query"], **_mem0_scope(caller, {}, filters), filters=filters,
-                               limit=args.get("limit"))
+    return await memory.run_search(SearchQuery.build(args["query"], **_mem0_scope(caller, {}, filters),
+                                                     filters=filters, limit=args.get("limit")))
 
 
 async def get_memories(memory: AsyncMemory, caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     filters, page, page_size = args.get("filters"), args.get("page", 1), args.get("page_size", 100)
-    result = await memory.get_page(**_mem0_scope(caller, {}, filters), filters=filters, page=page,
-                                   page_size=page_size)
+    result = await memory.run_list(ListRequest.build_page(**_mem0_scope(caller, {}, filters), filters=filters,
+                                                          page=page, page_size=page_size))
     return {**result, "page": page, "page_size": page_size}
 
 

@@ -23,6 +23,7 @@ from jiyi.filters import split_scope
 from jiyi.graph_view import all_relations, search_relations
 from jiyi.memory import AsyncMemory
 from jiyi.projects import project_categories, project_settings, update_project_settings
+from jiyi.requests import AddRequest, ListRequest, SearchQuery
 from jiyi.server.auth import AccessPolicy, Principal
 from jiyi.server.platform_schemas import (
     Batch,
@@ -224,12 +225,12 @@ async def _add(body: PlatformAdd, request: Request, m: AsyncMemory, mx: Any, who
     categories = body.custom_categories or project.get("custom_categories") or None
     async_mode = body.infer and (async_default if body.async_mode is None else body.async_mode)
     started = time.perf_counter()
-    result = await m.add(
+    result = await m.run_add(AddRequest.build(
         [msg.model_dump(exclude_none=True) for msg in messages], **target.ids, metadata=metadata or None,
         infer=body.infer, prompt=prompt, timestamp=body.timestamp, expiration_date=body.expiration_date,
         async_mode=async_mode, idempotency_key=idempotency_key or body.idempotency_key,
         custom_categories=categories,
-    )
+    ))
     mx.add_latency.observe(time.perf_counter() - started)
     if result.get("status") == "PENDING":
         return {"results": [{"message": "Memory processing has been queued for background execution",
@@ -259,8 +260,9 @@ async def _page(body: PlatformList, request: Request, m: AsyncMemory, who: Princ
     if not target.scoped and who.kind == "open":
         state(request).policy.require_admin(who)  # everyone's memories: for the admin (or a server with no keys)
     number, size = page or 1, page_size or 100
-    found = await m.get_page(**target.ids | {"filters": _list_filters(body, target)}, page=number, page_size=size,
-                             show_expired=body.show_expired, every_scope=not target.scoped)
+    found = await m.run_list(ListRequest.build_page(
+        **target.ids | {"filters": _list_filters(body, target)}, page=number, page_size=size,
+        show_expired=body.show_expired, every_scope=not target.scoped))
 
     def link(to: int) -> str:
         return str(request.url.include_query_params(page=to, page_size=size))
@@ -304,9 +306,9 @@ async def _search(body: PlatformSearch, m: AsyncMemory, mx: Any, who: Principal,
     if body.limit is not None and body.top_k is not None and body.limit != body.top_k:
         raise InvalidInput("give the result count once, as top_k or as limit")
     started = time.perf_counter()
-    result = await m.search(body.query, **target.ids | {"filters": _list_filters(body, target)},
-                            top_k=body.top_k or body.limit, threshold=body.threshold, rerank=body.rerank,
-                            show_expired=body.show_expired)
+    result = await m.run_search(SearchQuery.build(
+        body.query, **target.ids | {"filters": _list_filters(body, target)}, top_k=body.top_k or body.limit,
+        threshold=body.threshold, rerank=body.rerank, show_expired=body.show_expired))
     listed = _listed(result["results"], body.output_format)
     if body.enable_graph and isinstance(listed, dict):  # mem0's graph answer: relations beside the results
         listed["relations"] = await asyncio.to_thread(search_relations, m.store, _named_user(target), body.query)
@@ -451,7 +453,7 @@ async def create_export(body: ExportCreate, request: Request, m: MemoryDep, who:
     """A snapshot of the scope's memories, kept with the schema it was asked for. Fitting the memories into that
     schema is an LLM's job on the platform; jiyi returns the memories themselves beside the schema."""
     target = Target(who, body).require()
-    found = await m.get_page(**target.ids, page=1, page_size=1000)
+    found = await m.run_list(ListRequest.build_page(**target.ids, page=1, page_size=1000))
     export_id = str(uuid.uuid4())
     export = {"id": export_id, "status": "COMPLETED", "schema": body.schema_, "filters": body.filters,
               "scope": {k: v for k, v in target.ids.items() if k != "filters" and v is not None},
@@ -485,7 +487,7 @@ async def get_export(body: ExportGet, request: Request, who: Caller) -> dict[str
 async def summary(body: Summary, m: MemoryDep, who: Caller) -> dict[str, Any]:
     """A short account of a scope's memories: how many, by category, and the most important ones."""
     target = Target(who, Entities(filters=body.filters)).require()
-    found = await m.get_page(**target.ids, page=1, page_size=1000)
+    found = await m.run_list(ListRequest.build_page(**target.ids, page=1, page_size=1000))
     items = found["results"]
     by_category: dict[str, int] = {}
     for item in items:

@@ -17,6 +17,7 @@ from jiyi.filters import split_scope
 from jiyi.graph_view import all_relations, search_relations
 from jiyi.memory import AsyncMemory, ReplayedAnswer
 from jiyi.projects import project_categories
+from jiyi.requests import AddRequest, ContextRequest, ListRequest, SearchQuery
 from jiyi.server.auth import AccessPolicy, NeedsStore, Principal, presented_key
 from jiyi.server.limits import RequestLimits
 from jiyi.server.metrics import Metrics
@@ -199,7 +200,7 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
     agent_id = AccessPolicy.bind_agent(who, body.agent_id)
     _require_scope(user_id, agent_id, body.run_id)
     started = time.perf_counter()
-    result = await m.add(
+    result = await m.run_add(AddRequest.build(
         [msg.model_dump(exclude_none=True) for msg in messages],
         user_id=user_id, agent_id=agent_id, run_id=body.run_id, metadata=body.metadata,
         infer=body.infer, memory_type=body.memory_type, prompt=body.prompt,
@@ -207,7 +208,7 @@ async def add_memory(body: MemoryCreate, m: MemoryDep, mx: MetricsDep, who: Call
         async_mode=body.async_mode and body.infer, injected_memory_ids=body.injected_memory_ids,
         idempotency_key=idempotency_key or body.idempotency_key,
         custom_categories=body.custom_categories or await project_categories(m.store, who.project_id),
-    )
+    ))
     mx.add_latency.observe(time.perf_counter() - started)
     if result.get("status") == "PENDING":
         response.status_code = 202
@@ -251,11 +252,12 @@ async def list_memories(
         state(request).policy.require_admin(who)
         if top_k is not None and limit is not None and top_k != limit:
             raise InvalidInput("give the result count once, as limit or as top_k")
-        page = await m.get_page(page_size=top_k or limit or 100, show_expired=show_expired,
-                                include_messages=include_messages, every_scope=True)
+        page = await m.run_list(ListRequest.build_page(page_size=top_k or limit or 100, show_expired=show_expired,
+                                                       include_messages=include_messages, every_scope=True))
         return {"results": page["results"]}
-    listed = await m.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, top_k=top_k, limit=limit,
-                             show_expired=show_expired, include_messages=include_messages)
+    listed = await m.run_list(ListRequest.build_all(user_id=user_id, agent_id=agent_id, run_id=run_id, top_k=top_k,
+                                                    limit=limit, show_expired=show_expired,
+                                                    include_messages=include_messages))
     if enable_graph:
         listed["relations"] = await asyncio.to_thread(all_relations, m.store, user_id)
     return listed
@@ -273,11 +275,11 @@ async def search(body: SearchBody, m: MemoryDep, mx: MetricsDep, who: Caller, ca
     agent_id = AccessPolicy.bind_agent(who, body.agent_id, body.filters)
     _require_scope(user_id, agent_id, body.run_id, body.filters)
     started = time.perf_counter()
-    result = await m.search(
+    result = await m.run_search(SearchQuery.build(
         body.query, user_id=user_id, agent_id=agent_id, run_id=body.run_id, filters=body.filters,
         limit=body.limit, top_k=body.top_k, threshold=body.threshold, explain=body.explain,
         show_expired=body.show_expired, rerank=body.rerank,
-    )
+    ))
     if body.enable_graph:
         named = (body.filters or {}).get("user_id")  # mem0 v2 names the user among the filters
         owner = user_id or (named if isinstance(named, str) else None)
@@ -299,13 +301,13 @@ async def context(body: ContextBody, m: MemoryDep, mx: MetricsDep, who: Caller, 
     agent_id = AccessPolicy.bind_agent(who, body.agent_id, body.filters)
     _require_scope(user_id, agent_id, body.run_id, body.filters)
     started = time.perf_counter()
-    result = await m.context(
+    result = await m.run_context(ContextRequest.build(
         body.messages, user_id=user_id, agent_id=agent_id, run_id=body.run_id, filters=body.filters,
         top_k=body.top_k, budget_chars=body.budget_chars, rewrite=body.rewrite, rewrite_prompt=body.rewrite_prompt,
         rewritten_query=body.rewritten_query, user_name=body.user_name, char_name=body.char_name,
         context_messages=body.context_messages, min_relevance=body.min_relevance,
         deadline=body.deadline_ms / 1000 if body.deadline_ms else None, only_stages=body.only_stages,
-    )
+    ))
     mx.observe_context(time.perf_counter() - started, result)
     return JSONResponse(result)
 
