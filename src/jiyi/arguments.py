@@ -1,25 +1,21 @@
-"""The facade's argument checks, shared by its methods: each turns a caller's value into what jiyi uses, or raises
-InvalidInput saying what to fix (the server answers it as a 4xx). Values are never echoed where they may be a
-user's text."""
+"""The facade's argument checks, shared by its methods and by the requests (requests.py, where the checks of one
+operation alone live): each turns a caller's value into what jiyi uses, or raises InvalidInput saying what to fix (the
+server answers it as a 4xx). Values are never echoed where they may be a user's text."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from jiyi.core.categories import parse_custom_categories
 from jiyi.core.messages import check_json_value, check_text, parse_time
 from jiyi.errors import InvalidInput, NotFound
-from jiyi.read_path import STAGE_NAMES
-from jiyi.records import MemoryType, Scope
+from jiyi.records import Scope
 
 DEFAULT_TOP_K = 20  # search results
 DEFAULT_CONTEXT_TOP_K = 5  # memories context() injects
 DEFAULT_LIST_LIMIT = 100  # get_all, a page of get_page
 MAX_LIMIT = 1000
-BUDGET_RANGE = (100, 20_000)  # characters of injected memory
-MAX_IDEMPOTENCY_KEY = 256
 UNSET: Any = object()  # an argument not given, where None means "clear it" (update's expiration_date)
 
 
@@ -38,24 +34,6 @@ def one_count(limit_: int | None, top_k: int | None) -> int | None:
     if limit_ is not None and top_k is not None and limit_ != top_k:
         raise InvalidInput("give the result count once, as limit or as top_k")
     return top_k if top_k is not None else limit_
-
-
-def page_number(page: Any) -> int:
-    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
-        raise InvalidInput(f"page must be a positive integer, got {page!r}")
-    return page
-
-
-def memory_type(value: str | None) -> MemoryType:
-    if value is None:
-        return MemoryType.EPISODIC
-    if value in ("procedural_memory", "procedural"):
-        return MemoryType.PROCEDURAL
-    try:
-        return MemoryType(value)
-    except ValueError:
-        allowed = ["procedural_memory", *(t.value for t in MemoryType)]
-        raise InvalidInput(f"memory_type must be one of {allowed}, got {value!r}") from None
 
 
 def check_fraction(value: Any, name: str) -> None:
@@ -92,26 +70,6 @@ def check_reason(reason: Any) -> None:
         check_text(reason, "reason")
 
 
-def check_idempotency_key(key: Any) -> None:
-    if not isinstance(key, str) or not key.strip() or len(key) > MAX_IDEMPOTENCY_KEY:
-        raise InvalidInput(f"idempotency_key must be a non-empty string of at most {MAX_IDEMPOTENCY_KEY} characters")
-
-
-def check_add_options(prompt: Any, injected_memory_ids: Any, importance: Any) -> None:
-    if prompt is not None and (not isinstance(prompt, str) or not prompt.strip()):
-        raise InvalidInput("prompt must be a non-empty string")
-    if injected_memory_ids is not None and (not isinstance(injected_memory_ids, list)
-                                            or not all(isinstance(i, str) for i in injected_memory_ids)):
-        raise InvalidInput("injected_memory_ids must be a list of memory ids")
-    check_fraction(importance, "importance")
-
-
-def check_importance_use(importance: float | None, infer: bool) -> None:
-    if importance is not None and infer:
-        raise InvalidInput("importance is for infer=False adds, which store the text as given; with infer=True "
-                           "each extracted fact's importance is assessed")
-
-
 def new_text(data: Any, text: Any) -> str | None:
     """update()'s new text: v1 gives it as `data`, v2 as `text`; None when neither is given."""
     if data is not None and text is not None and data != text:
@@ -130,37 +88,6 @@ def update_expiration(new_text: str | None, metadata: Any, expiration_date: Any)
     if new_text is None and metadata is None and expiration_date is UNSET:
         raise InvalidInput("nothing to update: give text, metadata or expiration_date")
     return UNSET if expiration_date is UNSET else expiration(expiration_date)
-
-
-def query_text(query: Any) -> str:
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInput("query must be a non-empty string")
-    check_text(query, "query")
-    return query.strip()
-
-
-def check_context_options(*, budget_chars: Any, texts: dict[str, Any], min_relevance: Any, deadline: Any,
-                          context_messages: Any, only_stages: Sequence[str] | None) -> None:
-    """context()'s options besides the messages and the scope; `texts` are its optional strings, by name."""
-    if isinstance(budget_chars, bool) or not isinstance(budget_chars, int) or not (
-            BUDGET_RANGE[0] <= budget_chars <= BUDGET_RANGE[1]):
-        raise InvalidInput(f"budget_chars must be an integer between {BUDGET_RANGE[0]} and {BUDGET_RANGE[1]}")
-    for name, value in texts.items():
-        if value is not None:
-            if not isinstance(value, str):
-                raise InvalidInput(f"{name} must be a string")
-            check_text(value, name)
-    check_fraction(min_relevance, "min_relevance")
-    if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float)
-                                 or not 0.05 <= deadline <= 60):
-        raise InvalidInput("deadline must be a number of seconds between 0.05 and 60")
-    if context_messages is not None and (isinstance(context_messages, bool) or not isinstance(context_messages, int)
-                                         or not 0 <= context_messages <= 100):
-        raise InvalidInput("context_messages must be an integer between 0 and 100")
-    if only_stages is not None and (isinstance(only_stages, str) or not only_stages
-                                    or not set(only_stages) <= set(STAGE_NAMES)):
-        raise InvalidInput(f"only_stages must be a non-empty list of {list(STAGE_NAMES)}")
-
 
 
 ENTITY_FIELDS = {"user": "user_id", "agent": "agent_id", "run": "run_id"}
