@@ -73,11 +73,11 @@ from jiyi.records import (
     utcnow,
 )
 from jiyi.stores.base import MemoryStore, ScoredId
-
-if TYPE_CHECKING:
-    from jiyi.requests import AddRequest
 from jiyi.stores.entities import EntityStore
 from jiyi.text import query_terms
+
+if TYPE_CHECKING:  # the tracing decorator's annotation only: the write path does not build requests
+    from jiyi.requests import AddRequest
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
