@@ -154,3 +154,20 @@ def test_the_named_speakers_of_a_conversation_are_people_of_it(memory: Memory) -
     memory.add("Dinner: pasta with pesto", user_id="bob", infer=False)
     memory.add("Dinner: tacos", user_id="bob", infer=False)
     assert graph_of(memory, "bob") == ({USER: USER}, set())
+
+
+def test_a_turn_of_one_speakers_messages_still_knows_the_other_speaker(memory: Memory) -> None:
+    """With extraction (infer=True), as with messages kept as said: a turn holding only Caroline's lines still has
+    Melanie's before it, so "Take care, Melanie." speaks to a speaker and mentions no one (a mention would bring
+    Melanie's greetings to every search that names her, through the graph path)."""
+    memory.add([{"role": "user", "content": "Caroline: Thanks, Melanie! Went to a support group with Jolene."},
+                {"role": "assistant", "content": "Melanie: That's great, Caroline! I took the kids to the lake."}],
+               user_id="caroline")
+    memory.add([{"role": "user", "content": "Caroline: I'm off to bed now."},
+                {"role": "user", "content": "Caroline: Take care, Melanie. Talk to you soon!"}], user_id="caroline")
+    memory.settle()  # the turns' messages kept as evidence: the graph cites those records too
+    names, _ = graph_of(memory, "caroline")
+    store = memory.store
+    assert isinstance(store, EntityStore)
+    melanie = next(e for e, n in names.items() if n == "Melanie")
+    assert store.entity_memories("caroline", [melanie], 10) == []

@@ -49,7 +49,7 @@ from jiyi.core.retrieval import REPLY_TAG, SearchRequest, hybrid_search
 from jiyi.core.supersession import mark_changed, says_it_changed
 from jiyi.core.temporal import resolve_event_time
 from jiyi.embedders.base import Embedder
-from jiyi.entity_path import RECENT_MESSAGES, remember_entities
+from jiyi.entity_path import RECENT_MESSAGES, named_speakers, remember_entities
 from jiyi.errors import BackendUnavailable
 from jiyi.filters import parse_filters
 from jiyi.leases import let_go, renewed
@@ -432,9 +432,16 @@ class WritePath:
             return
         facts = [a.memory_id for a in applied if a.event in (Event.ADD, Event.UPDATE, Event.NONE)]
         try:
-            earlier = await self._io(self._earlier_user_messages, turn)
+            before = await self._io(self._messages_before, turn)
+            # Pronouns are read in the user's own messages; who speaks, from everyone's, as edits.py does for
+            # messages kept as said: a turn of one speaker's messages alone still has the other's before it, and
+            # without them "Take care, Maria." made Maria (a speaker) a mention — the graph path then brought her
+            # greetings to questions that named her (LoCoMo infer=true, 3 questions lost).
+            earlier = [m.content for m in before if m.role == "user"][-RECENT_MESSAGES:]
+            speakers = named_speakers(messages, [m.content for m in before])
             claims = await self._entity_claims(turn, messages, earlier)
-            await self._io(remember_entities, self._entities, turn.scope, messages, earlier, facts, claims)
+            await self._io(functools.partial(remember_entities, speakers=speakers), self._entities, turn.scope,
+                           messages, earlier, facts, claims)
         except Exception:
             log.exception("turn %s: the entity graph was not updated", turn.id)
 
@@ -460,11 +467,12 @@ class WritePath:
             recent.append(message.content)
         return claims
 
-    def _earlier_user_messages(self, turn: TurnRecord) -> list[str]:
+    def _messages_before(self, turn: TurnRecord) -> list[StoredMessage]:
+        """The scope's messages said before this turn's, of every role, oldest first (at most the last 40)."""
         recent = self.store.list_messages(turn.scope, 40)
         own = set(turn.message_ids)
         first_own = next((i for i, m in enumerate(recent) if m.id in own), len(recent))
-        return [m.content for m in recent[:first_own] if m.role == "user"][-RECENT_MESSAGES:]
+        return recent[:first_own]
 
     async def keep_evidence(self, turn: TurnRecord, messages: Sequence[StoredMessage] | None = None) -> TurnRecord:
         """The rest of a turn whose facts are applied: keep its messages as evidence, then mark it done. Never raises
