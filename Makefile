@@ -55,6 +55,9 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/context.py --split dev
 	$(BIN)/python bench/context.py --split holdout
+	$(BIN)/python bench/entities.py
+	$(BIN)/python bench/entities.py --data bench/data/entity_eval_dev2.json --out bench/results/entities-dev2.json
+	$(BIN)/python bench/entities.py --data bench/data/entity_eval_holdout.json --out bench/results/entities-holdout.json
 	$(BIN)/python bench/lexicon.py --split dev
 	$(BIN)/python bench/lexicon.py --split holdout
 	$(BIN)/python bench/pairs.py

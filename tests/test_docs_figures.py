@@ -135,6 +135,11 @@ FIGURES: list[tuple[str, str, str]] = [
     ("docs/benchmarks.md", "context-dev.json",
      "| dev (`context-dev.json`) | {results/zh/answer_injected:.1p} % ({results/zh/answer_at_rank_1:.1p} %) "
      "| {results/en/answer_injected:.1p} % ({results/en/answer_at_rank_1:.1p} %) |"),
+    *(("docs/benchmarks.md", f"entities-{name}.json",
+       f"| {label} (`entities-{name}.json`) | "
+       "{offline/zh/relation_precision:.3f} / {offline/zh/relation_recall:.3f} "
+       "| {offline/en/relation_precision:.3f} / {offline/en/relation_recall:.3f} |")
+      for name, label in (("dev", "dev"), ("dev2", "second dev set"), ("holdout", "held-out"))),
     ("docs/benchmarks.md", "context-holdout.json",
      "| held-out (`context-holdout.json`) | {results/zh/answer_injected:.1p} % ({results/zh/answer_at_rank_1:.1p} %) "
      "| {results/en/answer_injected:.1p} % ({results/en/answer_at_rank_1:.1p} %) |"),
