@@ -5,7 +5,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jiyi.core.fusion import PathHit, fuse
+from jiyi.core.fusion import PathHit, fuse, fused_scores
 
 hit_lists = st.lists(
     st.tuples(st.sampled_from(list("abcdefgh")), st.floats(0, 1), st.floats(0, 1)), max_size=8, unique_by=lambda t: t[0]
@@ -33,3 +33,13 @@ def test_agreement_beats_a_single_path_and_irrelevance_scores_low() -> None:
     assert fused[0].score > 0.9
     lonely = fuse({"vector": [PathHit("noise", 0.5, 0.01)], "keyword": []})
     assert lonely[0].score < 0.01
+
+
+@given(vector=hit_lists, keyword=hit_lists, rules=hit_lists, norm=st.sampled_from([None, 2.0]))
+def test_fused_scores_are_fuses_scores_to_the_bit_in_its_order(vector: list, keyword: list, rules: list,
+                                                                 norm: float | None) -> None:
+    paths = {name: [PathHit(i, s, r) for i, s, r in hits]
+             for name, hits in (("vector", vector), ("keyword", keyword), ("rules", rules))}
+    weights = {"vector": 1.0, "keyword": 1.0, "rules": 0.6}
+    expected = [(f.memory_id, f.score) for f in fuse(paths, weights, norm=norm)]
+    assert list(fused_scores(paths, weights, norm=norm).items()) == expected

@@ -203,6 +203,29 @@ def test_a_tag_filter_finds_exactly_the_tagged_memories_whatever_the_tag_holds(t
     store.close()
 
 
+@pytest.mark.parametrize("condition", [
+    {"eq": "message"}, {"ne": "message"}, {"in": ["core", "system"]}, {"nin": ["core", "fact"]}, {"in": []},
+    {"in": ["no-such-category", "episode"]}, {"eq": "no-such-category"}, {"ne": "no-such-category"}, "fact",
+])
+def test_a_category_filter_on_vectors_finds_what_the_sql_filter_finds(tmp_path: Path, condition: object) -> None:
+    """Vector search reads a category filter from its cached codes (category_mask), not from SQL: the same
+    memories either way, for every operator and for a category no memory has."""
+    from jiyi.filters import parse_filters
+    from jiyi.records import Category
+
+    store = SqliteStore(tmp_path / "categories.db")
+    store.bind_embedding("test", 2)
+    scope = Scope("u")
+    records = [MemoryRecord(f"memory {i}", scope, category=category)
+               for i, category in enumerate([*Category, Category.FACT, Category.MESSAGE])]
+    store.insert(records, np.ones((len(records), 2), dtype=np.float32), [])
+    for where in (parse_filters({"jiyi.category": condition}), parse_filters({"NOT": {"jiyi.category": condition}})):
+        expected = {r.id for r in store.list_records(scope, where)}
+        found = {h.memory_id for h in store.vector_search(scope, np.array([1, 0], np.float32), 50, where)}
+        assert found == expected
+    store.close()
+
+
 def test_a_word_in_very_many_memories_ranks_only_its_newest_ones_and_rare_words_all_of_theirs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The bound on BM25's work (KEYWORD_COMMON_ROWS), as the PostgreSQL store has it: a common word reaches only the

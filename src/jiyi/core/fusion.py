@@ -45,8 +45,34 @@ def fuse(
         for rank, hit in enumerate(hits, start=1):
             entry = fused.setdefault(hit.memory_id, Fused(hit.memory_id, 0.0))
             relevance = min(max(hit.relevance, 0.0), 1.0)
-            entry.score += weight * relevance * (k + 1) / (k + rank) / total_weight
+            entry.score += _share(weight, relevance, k, rank, total_weight)
             entry.paths[path] = {"rank": rank, "score": round(hit.raw_score, 6), "relevance": round(relevance, 6)}
     for entry in fused.values():
         entry.score = min(entry.score, 1.0)
     return sorted(fused.values(), key=lambda f: (-f.score, f.memory_id))
+
+
+def fused_scores(
+    ranked: Mapping[str, Sequence[PathHit]],
+    weights: Mapping[str, float] | None = None,
+    k: int = RRF_K,
+    norm: float | None = None,
+) -> dict[str, float]:
+    """fuse()'s scores by memory id, in its order and to the last bit (the same sums in the same order), without
+    its per-path details: what a caller that reads the scores alone needs (the read path fuses three times a
+    search)."""
+    weights = weights or {}
+    total_weight = norm or sum(weights.get(path, 1.0) for path in ranked) or 1.0
+    scores: dict[str, float] = {}
+    for path, hits in ranked.items():
+        weight = weights.get(path, 1.0)
+        for rank, hit in enumerate(hits, start=1):
+            relevance = min(max(hit.relevance, 0.0), 1.0)
+            scores[hit.memory_id] = scores.get(hit.memory_id, 0.0) + _share(weight, relevance, k, rank, total_weight)
+    capped = [(memory_id, min(score, 1.0)) for memory_id, score in scores.items()]
+    return dict(sorted(capped, key=lambda item: (-item[1], item[0])))  # in fuse()'s order: callers may iterate
+
+
+def _share(weight: float, relevance: float, k: int, rank: int, total_weight: float) -> float:
+    """A path's contribution to a memory's fused score: its reciprocal rank, scaled by its weight and relevance."""
+    return weight * relevance * (k + 1) / (k + rank) / total_weight

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from jiyi.errors import InvalidInput
@@ -193,6 +194,7 @@ _NOTE_HEADINGS = frozenset("""
 """.split())
 
 
+@lru_cache(maxsize=50_000)  # the same candidates come back search after search (core/speakers.py asks of each)
 def speaker_prefix(text: str) -> str | None:
     """The name of a "Name: text" line, if it starts with one and the label looks like a name."""
     prefix = _SPEAKER_PREFIX.match(text)

@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from jiyi.core.fusion import PathHit, fuse
+from jiyi.core.fusion import PathHit, fuse, fused_scores
 from jiyi.core.graph_recall import asked_entities
 from jiyi.core.intent import (
     CONSTRAINT_FILTER,
@@ -112,6 +112,12 @@ def _indexed_words(content: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(analyze_for_index(content).terms.split()))
 
 
+@lru_cache(maxsize=50_000)
+def _normalized(content: str) -> str:
+    # A string: untracked by the garbage collector, like _indexed_words' tuples.
+    return normalize(content)
+
+
 def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: MemoryRecord,
                       reach: dict[str, dict[str, float]] | None = None) -> float:
     """How much the query and the memory share, IDF-weighted: an absolute measure, unlike BM25's raw score.
@@ -123,7 +129,7 @@ def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: Memor
     word weighs 1."""
     if not terms:
         return 0.0
-    text = normalize(record.content)
+    text = _normalized(record.content)
     words = _indexed_words(record.content)
     weights = [idf.get(t, 1.0) for t in terms]
     found = [w for t, w in zip(terms, weights, strict=True) if t in words or (has_cjk(t) and t in text)]
@@ -336,8 +342,7 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
     episodes_weigh_less = not asks_about_past_chats(request.query)
     newest = max(((r.event_time or r.created_at) for r in records.values()), default=None) \
         if asks_about_now(request.query) else None
-    measured = {f.memory_id: f.score for f in fuse({p: ranked[p] for p in MEASURED_PATHS if p in ranked},
-                                                   settings.path_weights, norm=norm)}
+    measured = fused_scores({p: ranked[p] for p in MEASURED_PATHS if p in ranked}, settings.path_weights, norm=norm)
     gated = _relevance_in_the_query_language(ranked, calibration, request.query, settings, norm)
     support = neighbour_support(store, records, measured, settings.neighbour_weight, settings.neighbour_gap_seconds)
     others = other_speakers(request.query, records) if settings.other_speaker_weight != 1.0 else set()
@@ -388,7 +393,7 @@ def _relevance_in_the_query_language(ranked: dict[str, list[PathHit]], calibrati
     if own is calibration or "vector" not in ranked:
         return {}
     vector = [replace(h, relevance=max(own.relevance(h.raw_score), MIN_VECTOR_RELEVANCE)) for h in ranked["vector"]]
-    return {f.memory_id: f.score for f in fuse({**ranked, "vector": vector}, settings.path_weights, norm=norm)}
+    return fused_scores({**ranked, "vector": vector}, settings.path_weights, norm=norm)
 
 
 REPLY_TAG = "in-reply-to:"  # on an assistant's reply kept as evidence: the user message it answers (write_path)

@@ -51,6 +51,11 @@ def row_to_memory(row: sqlite3.Row) -> MemoryRecord:
     return rows.memory_from_row(dict(zip(row.keys(), row, strict=True)), SQLITE)
 
 
+def values_to_memory(values: tuple[Any, ...]) -> MemoryRecord:
+    """A memory from a plain row of MEMORY_COLUMNS, in their order."""
+    return rows.memory_from_row(dict(zip(MEMORY_COLUMNS, values, strict=True)), SQLITE)
+
+
 def history_to_row(event: HistoryEvent) -> tuple[Any, ...]:
     return rows.history_values(event, SQLITE)
 

@@ -68,6 +68,7 @@ from jiyi.stores.sqlite.codec import (
     row_to_message,
     row_to_turn,
     turn_to_row,
+    values_to_memory,
 )
 from jiyi.stores.sqlite.migrations import WEBHOOK_CURSOR, migrate
 from jiyi.stores.sqlite.sql_filters import to_sql
@@ -199,6 +200,7 @@ def _row_to_delivery(row: sqlite3.Row) -> WebhookDelivery:
     )
 
 
+_MEMORY_SELECT = ", ".join(MEMORY_COLUMNS)
 _CATEGORY_CODES = {category.value: code for code, category in enumerate(Category)}
 
 
@@ -254,7 +256,11 @@ class _ScopeVectors:
         values = list(where.value) if where.op in ("in", "nin") else [where.value]
         if not all(isinstance(v, str) for v in values):
             return None
-        mask = np.isin(self._categories[: len(self.ids)], [_CATEGORY_CODES.get(v, -2) for v in values])
+        # A lookup table over the codes' bytes, not np.isin: 25 us against 135 over 10k rows, three times a search.
+        # -1 (a row of an unknown category) and -2 (an unknown value asked for) are different bytes, as with isin.
+        wanted = np.zeros(256, dtype=bool)
+        wanted[np.asarray([_CATEGORY_CODES.get(v, -2) for v in values], dtype=np.int8).view(np.uint8)] = True
+        mask: np.ndarray = wanted[self._categories[: len(self.ids)].view(np.uint8)]
         return ~mask if negate ^ (where.op in ("ne", "nin")) else mask
 
 
@@ -575,21 +581,28 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             row = self._db.execute(sql, (memory_id,)).fetchone()
         return row_to_memory(row) if row else None
 
-    def _live_rows(self, columns: str, memory_ids: Sequence[str], condition: str = "1") -> list[sqlite3.Row]:
-        """Rows of these live memories, asked for in chunks (SQLite limits the number of parameters)."""
+    def _live_rows(self, columns: str, memory_ids: Sequence[str], condition: str = "1", *,
+                   as_tuples: bool = False) -> list[Any]:
+        """Rows of these live memories, asked for in chunks (SQLite limits the number of parameters); plain tuples
+        with `as_tuples` (no sqlite3.Row to build for each)."""
         ids = list(dict.fromkeys(memory_ids))
-        rows: list[sqlite3.Row] = []
+        rows: list[Any] = []
         with self._lock:
+            cursor = self._db.cursor()
+            if as_tuples:
+                cursor.row_factory = None
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
-                rows += self._db.execute(
+                rows += cursor.execute(
                     f"SELECT {columns} FROM memories WHERE deleted_at IS NULL AND {condition} AND id IN "
                     f"({', '.join('?' for _ in chunk)})", chunk,
                 ).fetchall()
         return rows
 
     def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
-        return {row["id"]: row_to_memory(row) for row in self._live_rows(", ".join(MEMORY_COLUMNS), memory_ids)}
+        # Tuples, not sqlite3.Row: a search reads some 60 rows, and a Row's keys() and zip cost 3 us of the 11 a row.
+        return {values[0]: values_to_memory(values)
+                for values in self._live_rows(_MEMORY_SELECT, memory_ids, as_tuples=True)}
 
     def known_ids(self, memory_ids: Sequence[str]) -> set[str]:
         ids = list(dict.fromkeys(memory_ids))
