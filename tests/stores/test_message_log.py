@@ -42,6 +42,18 @@ def test_previous_messages_follow_the_scope_not_the_store(log: MessageLog) -> No
     assert log.previous_messages([]) == {}
 
 
+def test_previous_messages_stay_right_as_the_log_grows(log: MessageLog) -> None:
+    """Asked search after search (the read path's neighbours): an answer given before more messages came, or before
+    an id was stored at all, is still right after."""
+    first, second, third = (StoredMessage(content=f"m{i}", role="user", scope=ALICE) for i in range(3))
+    log.add_messages([first])
+    assert log.previous_messages([first.id, second.id]) == {}
+    log.add_messages([second, StoredMessage(content="bob's", role="user", scope=BOB)])
+    assert log.previous_messages([first.id, second.id, third.id]) == {second.id: first.id}
+    log.add_messages([third])
+    assert log.previous_messages([third.id, second.id, first.id]) == {second.id: first.id, third.id: second.id}
+
+
 def test_messages_are_got_by_id_in_the_order_they_were_stored(log: MessageLog) -> None:
     first, second, third = (StoredMessage(content=f"m{i}", role="user", scope=ALICE) for i in range(3))
     log.add_messages([first, second])

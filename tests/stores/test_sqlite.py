@@ -91,6 +91,33 @@ def test_sees_writes_of_another_process(tmp_path: Path) -> None:
 
 
 
+_RELOGGER = """
+import sys
+from jiyi.records import Scope, StoredMessage
+from jiyi.stores.sqlite import SqliteStore
+store = SqliteStore(sys.argv[1])
+store.reset()
+store.add_messages([StoredMessage(content=f"again {i}", role="user", scope=Scope("u"), id=i) for i in sys.argv[2:]])
+"""
+
+
+def test_previous_messages_follow_another_process_s_writes(tmp_path: Path) -> None:
+    """previous_messages keeps its answers while the log only grows; another process may have reset it and stored
+    the same ids in another order."""
+    from jiyi.records import StoredMessage
+
+    path = tmp_path / "log.db"
+    store = SqliteStore(path)
+    store.add_messages([StoredMessage(content=i, role="user", scope=Scope("u"), id=i) for i in ("a", "b", "c")])
+    assert store.previous_messages(["a", "b", "c"]) == {"b": "a", "c": "b"}
+    subprocess.run([sys.executable, "-c", _RELOGGER, str(path), "c", "b", "a"], check=True)
+    assert store.previous_messages(["a", "b", "c"]) == {"b": "c", "a": "b"}
+    store.reset()
+    store.add_messages([StoredMessage(content=i, role="user", scope=Scope("u"), id=i) for i in ("b", "a")])
+    assert store.previous_messages(["a", "b"]) == {"a": "b"}
+    store.close()
+
+
 def test_word_counts_follow_every_write_that_changes_the_index_and_only_those(tmp_path: Path) -> None:
     """document_frequencies and keyword search read the vocabulary through a cache (stores/sqlite/vocabulary.py):
     each write that changes what the index holds must show at the next read, and a write that does not (access

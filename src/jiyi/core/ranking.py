@@ -15,6 +15,7 @@ from jiyi.core.forgetting import SECONDS_PER_DAY, ForgettingCurve
 from jiyi.records import MemoryRecord
 
 MAX_IMPORTANCE = 2.5  # the companion seed's scale: 2.5 is reviewed for promotion to core
+_MINUS_LN2 = -math.log(2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +38,14 @@ class RankingWeights:
         return {
             "retention": self.curve.retention(record, now),
             "importance": min(max(record.importance, 0.0) / MAX_IMPORTANCE, 1.0),
-            "recency": math.exp(-math.log(2) * age_days / self.recency_half_life_days),
+            "recency": math.exp(_MINUS_LN2 * age_days / self.recency_half_life_days),
         }
 
     def weigh(self, relevance_score: float, record: MemoryRecord, now: datetime) -> tuple[float, dict[str, float]]:
         factors = self.factors(record, now)
-        multiplier = 1.0 - sum(getattr(self, name) * (1.0 - value) for name, value in factors.items())
+        # A tuple of the products in factors' order, not a generator of getattr: the same sum, a third of the time,
+        # some 60 times a search.
+        multiplier = 1.0 - sum((self.retention * (1.0 - factors["retention"]),
+                                self.importance * (1.0 - factors["importance"]),
+                                self.recency * (1.0 - factors["recency"])))
         return relevance_score * multiplier, factors

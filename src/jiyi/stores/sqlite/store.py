@@ -112,6 +112,7 @@ def _fts_phrase(text: str) -> str:
 # words bring all of theirs (they weigh the most in BM25 anyway) - as the PostgreSQL store bounds it. LoCoMo dev
 # any@10 (infer=false, bench/locomo.py): no bound 82.5, 500 82.9 (with the lexicon), 200 82.1.
 KEYWORD_COMMON_ROWS = 500
+MAX_PREVIOUS_MESSAGES = 200_000  # previous_messages' answers kept (two ids each: ~200 bytes); all dropped past it
 
 
 def _keyword_query(scope: Scope, terms: Sequence[str]) -> str:
@@ -300,6 +301,10 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         # vectors, when another process wrote to the file.
         self._graphs: OrderedDict[str, Graph] = OrderedDict()
         self._vocabulary = vocabulary.Vocabulary()  # kept while the index's stamp stands: see its module
+        # The message stored just before each message asked about (None: the first of its scope), as the read path
+        # asks for its candidates' sources search after search. The log only grows here (rowids grow with it), so an
+        # answer holds until a reset or another process's write, which drop it with the other caches.
+        self._previous: dict[str, str | None] = {}
         self._data_version = self._read_data_version()
         binding = self._meta("embedding_model")
         if binding:
@@ -329,6 +334,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
 
     def _drop_cache(self) -> None:
         self._graphs.clear()
+        self._previous.clear()
         self._vectors.clear()
         self._cached_rows = 0
 
@@ -902,14 +908,21 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     def previous_messages(self, message_ids: Sequence[str]) -> dict[str, str]:
         if not message_ids:
             return {}
-        marks = ", ".join("?" * len(message_ids))
         # `IS` matches a missing id to a missing id and still walks messages_scope (user, agent, run, rowid) backwards.
         sql = ("SELECT m.id, (SELECT p.id FROM messages p WHERE p.user_id IS m.user_id AND p.agent_id IS m.agent_id"
                " AND p.run_id IS m.run_id AND p.rowid < m.rowid ORDER BY p.rowid DESC LIMIT 1)"
-               f" FROM messages m WHERE m.id IN ({marks})")
+               " FROM messages m WHERE m.id IN ({marks})")
         with self._lock:
-            rows = self._db.execute(sql, list(message_ids)).fetchall()
-        return {row[0]: row[1] for row in rows if row[1] is not None}
+            self._check_foreign_writes()
+            missing = [m for m in dict.fromkeys(message_ids) if m not in self._previous]
+            if missing:
+                if len(self._previous) + len(missing) > MAX_PREVIOUS_MESSAGES:
+                    self._previous.clear()
+                marks = ", ".join("?" * len(missing))
+                rows = self._db.execute(sql.format(marks=marks), missing).fetchall()
+                self._previous.update((row[0], row[1]) for row in rows)  # unknown ids are asked again next time
+            previous = {m: self._previous.get(m) for m in message_ids}
+        return {message: before for message, before in previous.items() if before is not None}
 
     # --- the write path's queue ------------------------------------------------------------------------------
 
