@@ -284,3 +284,40 @@ def test_a_word_in_very_many_memories_ranks_only_its_newest_ones_and_rare_words_
     monkeypatch.setattr("jiyi.stores.sqlite.store.KEYWORD_COMMON_ROWS", 5)
     newest = store.keyword_search(Scope("u"), query_terms("tea Jesica"), 20)
     assert all(everything[h.memory_id] == pytest.approx(h.score) for h in newest if h.memory_id != old_rare)
+
+
+
+def test_the_newest_memories_a_common_word_reaches_follow_every_write(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where a common word's newest memories begin is kept between searches (vocabulary.newest_match): a memory
+    added or deleted since moves it, as a store opened afresh finds it."""
+    from jiyi.text import query_terms
+
+    monkeypatch.setattr("jiyi.stores.sqlite.store.KEYWORD_COMMON_ROWS", 3)
+    embedder = build_embedder("hashing")
+    store = SqliteStore(tmp_path / "m.db")
+    store.bind_embedding(embedder.model_id, embedder.dims)
+
+    def put(*texts: str) -> list[str]:
+        records = [MemoryRecord(content=text, scope=Scope("u")) for text in texts]
+        store.insert(records, embedder.embed_documents(list(texts)), [])
+        return [r.id for r in records]
+
+    def found(searched: SqliteStore) -> set[str]:
+        return {h.memory_id for h in searched.keyword_search(Scope("u"), query_terms("tea"), 20)}
+
+    def as_afresh() -> set[str]:
+        fresh = SqliteStore(tmp_path / "m.db")
+        try:
+            return found(fresh)
+        finally:
+            fresh.close()
+
+    cups = put(*[f"I like tea, cup {i}" for i in range(6)])
+    assert found(store) == set(cups[-3:]) == as_afresh()
+    pots = put("tea pot 1", "tea pot 2")
+    assert found(store) == {cups[-1], *pots} == as_afresh()
+    store.soft_delete(pots[-1], "test", HistoryEvent(pots[-1], Event.DELETE, "tea pot 2", None), datetime.now(UTC))
+    assert found(store) == as_afresh()
+    assert pots[-1] not in found(store)
+    store.close()

@@ -807,10 +807,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             common = [t for t in terms if frequencies[t] > KEYWORD_COMMON_ROWS]
             cut = None
             if common:  # the rowid of the newest KEYWORD_COMMON_ROWS-th memory of the scope a common word matches
-                row = self._db.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC "
-                                       "LIMIT 1 OFFSET ?", (_keyword_query(scope, common), KEYWORD_COMMON_ROWS - 1)
-                                       ).fetchone()
-                cut = row[0] if row else None
+                cut = self._vocabulary.newest_match(self._db, _keyword_query(scope, common), KEYWORD_COMMON_ROWS - 1)
             if cut is None:
                 rows = self._ranked(_keyword_query(scope, terms), limit, include_expired)
             else:
