@@ -392,7 +392,8 @@ def _relevance_in_the_query_language(ranked: dict[str, list[PathHit]], calibrati
     own = calibration.for_query(query)
     if own is calibration or "vector" not in ranked:
         return {}
-    vector = [replace(h, relevance=max(own.relevance(h.raw_score), MIN_VECTOR_RELEVANCE)) for h in ranked["vector"]]
+    vector = [PathHit(h.memory_id, h.raw_score, max(own.relevance(h.raw_score), MIN_VECTOR_RELEVANCE))
+              for h in ranked["vector"]]  # built, not dataclasses.replace()d: a third of the time, 30 hits a search
     return fused_scores({**ranked, "vector": vector}, settings.path_weights, norm=norm)
 
 
