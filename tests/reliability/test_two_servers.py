@@ -19,7 +19,7 @@ async def write_through(server: ServerProcess, tag: str, memories: dict[str, str
 
         async def client(n: int) -> None:
             for i in range(ADDS_PER_CLIENT):
-                text = f"{tag} client {n} memory {i}: the cat is called Mochi-{tag}-{n}-{i}"
+                text = f"{tag} writer{n} note{i}: the cat is called Mochi-{tag}-{n}-{i}"
                 async_mode = i % 5 == 0
                 response = await http.post("/memories", json={
                     "messages": [{"role": "user", "content": text}], "user_id": f"user{n % 4}",
@@ -58,9 +58,10 @@ def test_two_servers_on_one_file(serve: StartServer) -> None:
             assert not missing, f"{len(missing)} memories missing from {server.url}"
             for memory_id, text in random.Random(1).sample(sorted(memories.items()), 12):
                 # Found by search too: the vector cache of each process sees the other's writes.
-                user = f"user{int(text.split()[2]) % 4}"  # "<tag> client <n> memory …"
-                # top 3, not top 1: "Mochi-A-3-7" and "Mochi-A-7-3" hold the same words, a true tie for the
-                # hashing embedder and for keyword search alike.
+                user = f"user{int(text.split()[1].removeprefix('writer')) % 4}"  # "<tag> writer<n> note<i>: …"
+                # "writer3 note7" and "writer7 note3" are different words, so no two texts of a user are the same
+                # bag of words (with "client 3 memory 7" they were: a true tie, which once cost a top 3). Top 3, not
+                # top 1: the raw message the memory came from is a candidate beside it.
                 response = client.post("/search", json={"query": text, "filters": {"user_id": user}, "top_k": 3})
                 assert response.status_code == 200
                 assert memory_id in [hit["id"] for hit in response.json()["results"]], text
