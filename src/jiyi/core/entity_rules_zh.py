@@ -8,11 +8,12 @@ Chinese has no spaces, so where a name or a place ends is read from rjieba's seg
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import rjieba
 
-from jiyi.core import entity_names_zh, places_zh
+from jiyi.core import entity_names_zh, organisations_zh, places_zh
 from jiyi.core.entity_claims import ME, Claim, Ref, named, pronoun
 from jiyi.core.not_names import not_a_name_zh
 
@@ -73,8 +74,12 @@ _IS_MY_PET = re.compile(r"^(?P<name>[A-Za-z]+|[\u4e00-\u9fff]{2,3})是(?P<owner>
 # 我有个妹妹，叫小雨 / 我有一个表哥他叫阿杰: the name in the clause after the term
 _HAVE_ONE_CALLED = re.compile(r"我(?:还)?有(?:一)?个(?P<term>" + _KIN_TERMS + r")[，,\s]*(?:她|他)?(?:叫做|名叫|叫)")
 _CLAUSES = re.compile(r"[，,。．.！!？?；;：:～~…\s]+")
-_WORK = re.compile(r"(?:在|去|加入了?)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fffA-Za-z]{2,8}?)(?:那边|这边)?"
-                   r"(?P<verb>干了|干|做|上班|工作|实习|打工|当|任职|报到|读书|读研|读博|读|上学|念书)")
+_WORK = re.compile(r"(?:在|去|加入了?)(?P<org>[A-Za-z][\w&.-]*|(?:(?!在)[\u4e00-\u9fffA-Za-z]){2,12}?)(?:那边|这边)?"
+                   r"(?P<verb>干了|干|做|上班|工作|实习|打工|当|任职|报到|读书|读研|读博|读|上学|念书|教)")
+# 小宇在云大附中, 豆豆转到宝安区新安小学了, a clause that is a school's name alone (曲江二小): the subject goes there
+_AT_SCHOOL = re.compile(r"(?:在|转到了?|转学到|转进了?|考上了?)"
+                        r"(?P<org>(?:(?!在|转|我|你|他|她)[\u4e00-\u9fffA-Za-z]){2,12}?"
+                        r"(?:" + "|".join(organisations_zh.SCHOOLS) + r"))(?:了|读书|上学|念书)?$")
 _JOINED = re.compile(r"(?:入职|跳槽到|跳槽去|加入|offer签了?)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
 _ADMITTED = re.compile(r"(?:保研到|考研考到)(?P<org>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:录取|了|$)|"
                        r"被(?P<by>[\u4e00-\u9fffA-Za-z]{2,6}?)录取")  # not 被差评了: 被 alone is any passive
@@ -86,6 +91,8 @@ _COMPANY_NAMED = re.compile(r"(?P<place>[\u4e00-\u9fff]{2,4})(?:一家|那家|�
 # 跟俺弟弟住, 婆婆跟我们住一起, 我们一起住在滨江: a shared home (not 住院, 住酒店: a stay)
 _LIVES_WITH = re.compile(r"(?:(?:跟|和|与)(?P<with>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:一起|在一起)?"
                          r"住(?!院|酒店|宾馆|了几天)|(?P<together>一起住|住一起|住在一起|同居))")
+# 一家游戏公司, 那个厂: an organisation described, not named
+_SOME = ("一家", "一个", "一所", "一间", "那家", "这家", "那个", "这个", "某")
 _WISH = re.compile(r"想|打算|准备|考虑|希望|如果|要是|干脆|可能|劝|让|等(?:她|他|我|你|[^等]{0,4}来了)|将来")
 _BROKE_UP = re.compile(r"分手|分了手|离婚")
 _DIED = re.compile(r"走了|去世|过世|死了|没了|离开了我们|埋了")
@@ -296,14 +303,51 @@ def _is_proper_noun_phrase(candidate: str) -> bool:
     return bool(words) and all(t.startswith("n") or t == "eng" for _, t in words)
 
 
-def _place_or_org(subject: Ref, candidate: str, verb: str) -> Claim | None:
+def _place_or_org(subject: Ref, candidate: str, verb: str) -> list[Claim]:
     if places_zh.is_place(candidate):
-        return Claim(subject, "lives_in", named(candidate, "place"))
-    if candidate in _NOT_PLACES or candidate in KIN or candidate[0] in "我你他她这那家" or \
-            not _is_proper_noun_phrase(candidate):
-        return None
+        return [Claim(subject, "lives_in", named(candidate, "place"))]
+    if candidate in _NOT_PLACES or candidate in KIN or candidate[0] in "我你他她这那家" or candidate.startswith(_SOME):
+        return []
+    placed = organisations_zh.split_places(candidate)
+    if not (_is_proper_noun_phrase(placed.name) or organisations_zh.is_institution(placed.name)):
+        return []
     relation = _VERB_KIND.get(verb, "works_at")
-    return Claim(subject, relation, named(candidate, "organisation"))
+    if organisations_zh.is_school(placed.name) and relation == "studies_at":
+        relation = "attends"  # a child's school: 在巴蜀中学读高一
+    return [Claim(subject, relation, _organisation(placed)), *_where_placed(placed)]
+
+
+def _organisation(placed: organisations_zh.Placed) -> Ref:
+    aliases = [placed.said] if placed.said != placed.name else []
+    return named(placed.name, "organisation", *aliases)
+
+
+def _where_placed(placed: organisations_zh.Placed) -> list[Claim]:
+    """深圳富达电子厂: the factory is in 深圳; 昆明盘龙区的金星小学: the school is in 盘龙区, and 盘龙区 in 昆明."""
+    if not placed.places:
+        return []
+    places = [named(p, "place") for p in placed.places]
+    found = [Claim(_organisation(placed), "located_in", places[-1])]
+    return found + [Claim(smaller, "part_of", bigger) for bigger, smaller in itertools.pairwise(places)]
+
+
+def _school(clause: str, subject: Ref) -> list[Claim]:
+    """Where the subject goes to school, said without a verb of study (小宇在云大附中, 转到了安宁的太平学校), or by the
+    school's name alone after who was talked of (乐乐今天上一年级了 曲江二小) — never the user's, said so."""
+    m = _AT_SCHOOL.search(clause)
+    if m is not None and not _wished(clause, m.start()):
+        said = m.group("org")
+        before = clause[:m.start()]
+        if before and _is_person_name(before):
+            subject = named(before)  # 婷婷转到了…: the name before the verb, whoever the clause before was about
+    elif m is None and organisations_zh.is_school(clause) and len(clause) <= 8:
+        said = clause
+    else:
+        return []
+    if subject is ME:
+        return []  # 我在…小学 without 读 or 上学: a grown-up there is more likely to work there
+    placed = organisations_zh.split_places(said)
+    return [Claim(subject, "attends", _organisation(placed)), *_where_placed(placed)]
 
 
 def _wished(clause: str, start: int) -> bool:
@@ -314,17 +358,16 @@ def _wished(clause: str, start: int) -> bool:
 def _relations(clause: str, subject: Ref) -> list[Claim]:
     found: list[Claim] = []
     for m in _WORK.finditer(clause):
-        if _wished(clause, m.start()):
-            continue
-        claim = _place_or_org(subject, m.group("org"), m.group("verb"))
-        if claim is not None:
-            found.append(claim)
+        if not _wished(clause, m.start()):
+            found += _place_or_org(subject, m.group("org"), m.group("verb"))
     for m in _JOINED.finditer(clause):
         if _wished(clause, m.start()):
             continue
-        claim = _place_or_org(subject, m.group("org"), "")
-        if claim is not None and claim.relation == "works_at":
-            found.append(claim)
+        joined = _place_or_org(subject, m.group("org"), "")
+        if joined and joined[0].relation == "works_at":
+            found += joined
+    if not any(c.relation in ("attends", "studies_at") for c in found):
+        found += _school(clause, subject)
     for m in _ADMITTED.finditer(clause):
         org = m.group("org") or m.group("by")
         if org not in _NOT_PLACES and _is_proper_noun_phrase(org):

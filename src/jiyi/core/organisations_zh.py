@@ -1,0 +1,78 @@
+"""Where a Chinese organisation is, read from its own name as said: 深圳富达电子厂 is 富达电子厂 in
+深圳, 昆明盘龙区的金星小学 is 金星小学 in 盘龙区, a district of 昆明. A user names a workplace or a school
+with the place in front far more often than with 位于; the place words are the ones places_zh calls
+places, stripped while a name is left behind them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import rjieba
+
+from jiyi.core import places_zh
+
+# A child's school: who goes there attends it (a university is studied at). 二小, 一中: numbered schools.
+SCHOOLS = ("幼儿园", "小学", "中学", "附中", "附小", "学校", "高中", "初中", "一小", "二小", "三小", "一中", "二中",
+           "三中", "实验中学")
+UNIVERSITIES = ("大学", "学院", "研究生院")
+# Words an organisation's name ends in: said after a place, they make the whole an organisation and not a place.
+INSTITUTIONS = SCHOOLS + UNIVERSITIES + ("医院", "公司", "分公司", "厂", "集团", "银行", "酒店", "酒楼", "饭店", "饭馆",
+                                         "餐厅", "研究所", "研究院", "超市", "工作室", "事务所", "诊所")
+# Where an organisation stands relative to something else: 小区旁边的幼儿园 is not a school named 小区旁边
+_NEAR = ("旁边的", "附近的", "对面的", "隔壁的", "楼下的")
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """An organisation's name without its places, the places before it (largest first) and the name as said."""
+
+    name: str
+    places: tuple[str, ...]
+    said: str
+
+
+def _suffix(name: str) -> str | None:
+    return next((s for s in sorted(INSTITUTIONS, key=len, reverse=True) if name.endswith(s)), None)
+
+
+def is_institution(name: str) -> bool:
+    suffix = _suffix(name)
+    return suffix is not None and len(name) > len(suffix)
+
+
+def is_school(name: str) -> bool:
+    return name.endswith(SCHOOLS) and len(name) > 2
+
+
+def is_university(name: str) -> bool:
+    return name.endswith(UNIVERSITIES)
+
+
+def _is_university_short(word: str) -> bool:
+    """浙大, 川大, 北大: a university called by its place, not the place (浙大邵逸夫医院 is not in 浙大 the place)."""
+    return len(word) == 2 and word.endswith("大")
+
+
+def split_places(said: str) -> Placed:
+    """The places said before an organisation's name. A place word is stripped only while a name of two or more
+    characters is left before the institution word (宝安区新安小学: 新安 is a place word too, but 小学 alone names
+    nothing), and past 的 only when an institution word ends what is left (北京的时候 is no organisation)."""
+    for near in _NEAR:
+        if near in said and is_institution(said.split(near)[-1]):
+            said = said.split(near)[-1]
+    words = [w for w in rjieba.cut(said) if w.strip()]
+    places: list[str] = []
+    at = 0
+    while at < len(words) - 1 and places_zh.is_place(words[at]) and not _is_university_short(words[at]):
+        rest_words = words[at + 1:]
+        crossed_of = rest_words[0] == "的"
+        if crossed_of:
+            rest_words = rest_words[1:]
+        rest = "".join(rest_words)
+        suffix = _suffix(rest) or ""
+        if len(rest) - len(suffix) < 2 or (crossed_of and not suffix):
+            break
+        places.append(words[at])
+        at += 2 if crossed_of else 1
+    name = "".join(words[at:]).removeprefix("的")
+    return Placed(name, tuple(places), said)
