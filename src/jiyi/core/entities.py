@@ -72,6 +72,7 @@ class _Resolver:
     change: GraphChange = field(default_factory=GraphChange)
     touched: dict[str, GraphEntity] = field(default_factory=dict)
     speakers: set[str] = field(default_factory=set)  # entity ids of the conversation's named speakers
+    guessed: set[str] = field(default_factory=set)  # entity ids this message created from a name alone, kind a guess
 
     # --- finding entities ----------------------------------------------------------------------------------
 
@@ -102,13 +103,18 @@ class _Resolver:
                 return entity_id
         return None
 
-    def resolve(self, ref: Ref, other_end: str | None = None) -> str | None:
+    def resolve(self, ref: Ref, other_end: str | None = None, guess: bool = False) -> str | None:
         if ref.is_user:
             return USER
         if ref.pronoun:
             return self.pronoun(ref.pronoun, other_end)
         assert ref.name is not None
         known = self.by_name(ref.name)
+        if known is not None and known.id in self.guessed and known.kind == "person" and ref.kind == "organisation":
+            # "an interview with Adyen in Amsterdam": "with Adyen" guessed a person a moment ago; the interview says
+            # an organisation, and a guess made in this message has nothing stated on it yet to contradict
+            known.kind = ref.kind
+            self.guessed.discard(known.id)
         if known is None and ref.alias:
             by_term = self.by_name(ref.alias)
             terms = {a.casefold() for a in ref.alias_forms()} | {
@@ -127,6 +133,8 @@ class _Resolver:
             known = GraphEntity(ref.kind, ref.name, unique_forms([ref.name, *ref.alias_forms(), *familiar]))
             self.graph.entities[known.id] = known
             self.touched[known.id] = known
+            if guess:
+                self.guessed.add(known.id)
         elif ref.alias and all(a.casefold() != f.casefold() for a in ref.alias_forms()
                                for f in known.surface_forms()):
             known.aliases = unique_forms([*known.aliases, *ref.alias_forms()])
@@ -260,6 +268,11 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
         if (meant := resolver.pronoun(word)) is not None:
             named.add(meant)
     for claim in claims_in(text) if claims is None else claims:
+        if claim.relation is None and claim.object is None and claim.subject.name is not None:
+            passing = resolver.resolve(claim.subject, guess=True)  # a name in passing, its kind a guess from nearby
+            if passing is not None and passing != USER:
+                named.add(passing)
+            continue
         if claim.object is not None and claim.subject.pronoun is None:
             subject = resolver.resolve(claim.subject)
             obj = resolver.resolve(claim.object, subject)

@@ -404,24 +404,28 @@ def _places_and_work(sentence: str) -> list[Claim]:
         found += [Claim(who, relation, org) for who in _subjects(m)] + _located(sentence, m, org)
     for m in _SHIFT_AT.finditer(sentence):
         if not found and m.group("org")[0].isupper():
-            found.append(Claim(ME, "works_at", named(_org(m.group("org")), "organisation")))
+            shift = named(_org(m.group("org")), "organisation")
+            found += [Claim(ME, "works_at", shift), *_located(sentence, m, shift)]
     for m in _EMPLOYER.finditer(sentence):
         owner = m.group("owner").casefold()
         subject = ME if owner in ("my", "our") else pronoun({"his": "he", "her": "she"}.get(owner, "they"))
-        found.append(Claim(subject, "works_at", named(_org(m.group("org")), "organisation")))
+        employer = named(_org(m.group("org")), "organisation")
+        found += [Claim(subject, "works_at", employer), *_located(sentence, m, employer)]
     for m in _ORG_CONTACT.finditer(sentence):  # "a recruiter email from Amazon": someone the user may work for
         contact = named(_org(m.group("org")), "organisation")
         found += [Claim(contact), *_located(sentence, m, contact)]
     if not found:
         for m in list(_FIRST_DAY.finditer(sentence)) + list(_JOB_AT.finditer(sentence)):
             said = _org(m.group("org"))
-            found.append(Claim(ME, "works_at", named(said, "organisation" if said[0].isupper() else None)))
+            job = named(said, "organisation" if said[0].isupper() else None)
+            found += [Claim(ME, "works_at", job), *(_located(sentence, m, job) if said[0].isupper() else [])]
     for m in _LAST_DAY.finditer(sentence):
         # "Last day at Infosys" says the user worked there as it ends: stated and closed at once
         left = named(_org(m.group("org")), "organisation")
-        found += [Claim(ME, "works_at", left), Claim(ME, "works_at", left, ends=True)]
+        found += [Claim(ME, "works_at", left), Claim(ME, "works_at", left, ends=True), *_located(sentence, m, left)]
     for m in _STUDIES.finditer(sentence):
-        found.append(Claim(_subject(m.group("subj")), "studies_at", named(_org(m.group("org")), "organisation")))
+        school = named(_org(m.group("org")), "organisation")
+        found += [Claim(_subject(m.group("subj")), "studies_at", school), *_located(sentence, m, school)]
     for m in _LIVES.finditer(sentence):
         place = named(_place(m.group("place")), "place")
         found += [Claim(who, "lives_in", place) for who in _subjects(m)] + _part_of(sentence, m, place)
@@ -448,7 +452,7 @@ def _roles_and_homes(sentence: str) -> list[Claim]:
         owner = _owner(m.group("owner"))[0]
         relation = "interns_at" if m.group("what").casefold() == "internship" else "works_at"
         org = named(_org(m.group("org")), "organisation")
-        found.append(Claim(owner, relation, org))
+        found += [Claim(owner, relation, org), *_located(sentence, m, org)]
         if (m.group("when") or "").strip().casefold() in ("old", "former", "previous"):
             found.append(Claim(owner, relation, org, ends=True))
     for m in _ADMITTED.finditer(sentence):
@@ -484,7 +488,9 @@ def _thing(word: str, determiner: str, old: str | None) -> Ref:
 
 
 # "Northside ISD in San Antonio", "Alamo Heights, San Antonio": where an organisation is, what a place is part of
-_IN_PLACE = re.compile(r"\s+(?:in|near)\s+" + _PLACE)
+# also "Lamar Middle School here in Austin", "Malik Pharmacy on Stratford Road in Sparkhill": a street on the way
+_IN_PLACE = re.compile(r",?\s+(?:on\s+(?:[A-Z][\w.'-]*\s+)+)?(?:here\s+|out\s+|over\s+|up\s+)?(?:in|near)\s+"
+                       + _PLACE)
 _COMMA_PLACE = re.compile(r",\s+" + _PLACE + r"(?=\s*(?:$|[.!;,]))")
 
 
