@@ -294,6 +294,9 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
         elif claim.relation == "lives_with" and obj is not None and any(
                 resolver.current(subject, r, obj) for r in _SHARED_HOME - {"lives_with"}):
             continue  # 跟室友小林住: roommate_of says it already
+        elif claim.relation == "lives_with" and obj is not None and USER not in (subject, obj) and \
+                resolver.couples(subject, obj):
+            continue  # "Fiona lives in Aberdeen with her husband": a couple's home is one; the couple says so
         elif obj is not None:
             resolver.state(subject, claim.relation, obj)
     resolver.infer_workplaces()

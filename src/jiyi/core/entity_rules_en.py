@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from jiyi.core import entity_names_en
+from jiyi.core import entity_homes_en, entity_names_en
 from jiyi.core.entity_claims import ME, Claim, Ref, named, pronoun
 from jiyi.core.not_names import not_a_name_en
 
@@ -437,7 +437,7 @@ def _places_and_work(sentence: str) -> list[Claim]:
         found += [Claim(ME, "lives_in", home), *_part_of(sentence, m, home)]
     for m in _BASED.finditer(sentence):
         found.append(Claim(named(_org(m.group("org"))), "located_in", named(_place(m.group("place")), "place")))
-    return found + _roles_and_homes(sentence)
+    return found + _roles_and_homes(sentence) + entity_homes_en.household_claims(sentence, KIN, UNIQUE, _is_name)
 
 
 def _roles_and_homes(sentence: str) -> list[Claim]:
