@@ -193,6 +193,10 @@ _ROLE_RELATION: dict[str, str | None] = {
     "senior": "studies_at", "junior": "studies_at", "phd": "studies_at", "intern": "interns_at",
     "volunteer": "volunteers_at", "member": "member_of", "regular": None, "patient": None, "guest": None,
     "customer": None, "fan": None, "visitor": None, "client": None, "while": None, "bit": None, "lot": None}
+# Chat written in lowercase names an organisation in lowercase too: up to three words before a comma or the end
+_ROLE_AT_ANY_CASE = re.compile(_ROLE_AT.pattern.removesuffix(_ORG) + r"(?P<org>[a-z][\w&'-]*(?:\s+[a-z][\w&'-]*){0,2})"
+                               r"(?=\s*(?:[,.!?;]|$))")
+_IM = re.compile(r"\bim\b")
 # "my job at Canva", "her new role with Atlassian", "my manager at tjs" (a manager there is a job there)
 _MY_WORK_AT = re.compile(
     r"\b(?P<owner>(?i:my|our|his|her|their))\s+(?P<when>(?i:new|old|former|previous|first|current|part-time)\s+)?"
@@ -396,7 +400,7 @@ def _place(text: str) -> str:
     return _TRAILING.sub("", text)
 
 
-def _places_and_work(sentence: str) -> list[Claim]:
+def _places_and_work(sentence: str, lowercase: bool = False) -> list[Claim]:
     found: list[Claim] = []
     for m in _WORKS.finditer(sentence):
         org = named(_org(m.group("org")), "organisation")
@@ -437,12 +441,16 @@ def _places_and_work(sentence: str) -> list[Claim]:
         found += [Claim(ME, "lives_in", home), *_part_of(sentence, m, home)]
     for m in _BASED.finditer(sentence):
         found.append(Claim(named(_org(m.group("org"))), "located_in", named(_place(m.group("place")), "place")))
-    return found + _roles_and_homes(sentence) + entity_homes_en.household_claims(sentence, KIN, UNIQUE, _is_name)
+    households = entity_homes_en.household_claims(sentence, KIN, UNIQUE, _is_name)
+    return found + _roles_and_homes(sentence, lowercase) + households
 
 
-def _roles_and_homes(sentence: str) -> list[Claim]:
+def _roles_and_homes(sentence: str, lowercase: bool = False) -> list[Claim]:
     found: list[Claim] = []
-    for m in _ROLE_AT.finditer(sentence):
+    roles = list(_ROLE_AT.finditer(sentence))
+    if lowercase and not roles:
+        roles = list(_ROLE_AT_ANY_CASE.finditer(sentence))  # "i'm an auditor at deloitte"
+    for m in roles:
         role = m.group("role").casefold().split()[-1].removesuffix("s")
         relation = _ROLE_RELATION.get(role, "works_at")
         if relation is not None and _is_subject(m.group("subj")):
@@ -570,5 +578,6 @@ def claims(text: str) -> list[Claim]:
     # relations, whose subject ("Melanie moved to Boston") must be known by then.
     found += entity_names_en.claims(sentences)
     for sentence in sentences:
-        found += _places_and_work(sentence) + _endings(sentence)
+        said = _IM.sub("i'm", sentence) if lowercase else sentence  # "im a line cook at ..."
+        found += _places_and_work(said, lowercase) + _endings(said)
     return found
