@@ -43,3 +43,13 @@ def test_place_words_stop_where_no_name_would_be_left() -> None:
     assert split_places("朝阳区朝阳小学").name == "朝阳小学"  # 朝阳 is a place word too, but 小学 alone names nothing
     assert split_places("上海的时候").places == ()  # past 的 only an institution word makes an organisation
     assert split_places("浙大附属医院").places == ()  # 浙大 is a university called by its place
+
+
+def test_a_move_to_a_place_written_in_latin_letters() -> None:
+    graph, _ = run("上个月搬到Penang了")
+    assert (USER, "lives_in", "Penang") in relations(graph)
+
+
+def test_a_lowercase_latin_word_after_a_move_is_no_place() -> None:
+    graph, _ = run("搬到wifi信号好的房间了")
+    assert not any(r[1] == "lives_in" for r in relations(graph))

@@ -85,6 +85,8 @@ _ADMITTED = re.compile(r"(?:保研到|考研考到)(?P<org>[\u4e00-\u9fffA-Za-z]
                        r"被(?P<by>[\u4e00-\u9fffA-Za-z]{2,6}?)录取")  # not 被差评了: 被 alone is any passive
 _LIVES = re.compile(r"(?:住在|搬到了?|搬去了?|搬来了?|租在|定居在?|安家在?)(?P<rest>.+)")
 _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
+# 搬到Subang了, 住在Cheras: a place abroad written in Latin letters, capitalised as a name is
+_LATIN_PLACE = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)*")
 _IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都)在(?P<place>[\u4e00-\u9fff]{2,4})$")  # 我女朋友小鹿也在深圳
 _COMPANY_NAMED = re.compile(r"(?P<place>[\u4e00-\u9fff]{2,4})(?:一家|那家|的一家).{0,16}?(?:公司|学校|医院|店)\s*"
                             r"(?:叫|名叫)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
@@ -376,7 +378,7 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
     if lives and not _wished(clause, lives.start()):
         first = _first_word(lives.group("rest"))
         if first is not None and first[0] not in _NOT_PLACES and len(first[0]) >= 2 and \
-                first[1].startswith(("ns", "nr", "nz", "n")):
+                (first[1].startswith(("ns", "nr", "nz", "n")) or _LATIN_PLACE.fullmatch(first[0])):
             found.append(Claim(subject, "lives_in", named(first[0], "place")))
     shared = _LIVES_WITH.search(clause)
     if shared and not _wished(clause, shared.start()):
