@@ -18,6 +18,7 @@ UNIVERSITIES = ("大学", "学院", "研究生院")
 # Words an organisation's name ends in: said after a place, they make the whole an organisation and not a place.
 INSTITUTIONS = SCHOOLS + UNIVERSITIES + ("医院", "公司", "分公司", "厂", "集团", "银行", "酒店", "酒楼", "饭店", "饭馆",
                                          "餐厅", "研究所", "研究院", "超市", "工作室", "事务所", "诊所")
+_LONGEST_FIRST = tuple(sorted(INSTITUTIONS, key=len, reverse=True))  # 分公司 before 公司
 # Where an organisation stands relative to something else: 小区旁边的幼儿园 is not a school named 小区旁边
 _NEAR = ("旁边的", "附近的", "对面的", "隔壁的", "楼下的")
 
@@ -32,7 +33,7 @@ class Placed:
 
 
 def _suffix(name: str) -> str | None:
-    return next((s for s in sorted(INSTITUTIONS, key=len, reverse=True) if name.endswith(s)), None)
+    return next((s for s in _LONGEST_FIRST if name.endswith(s)), None)
 
 
 def is_institution(name: str) -> bool:
