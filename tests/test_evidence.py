@@ -361,12 +361,13 @@ def test_an_event_loop_that_ends_finishes_the_evidence_of_its_adds_first(tmp_pat
     asyncio.run(memory.close())
 
 
-def test_a_script_that_never_closes_its_memory_still_keeps_every_message(tmp_path: Path) -> None:
+@pytest.mark.parametrize("embedder", ["hashing", "e5"])  # e5: the default, with a model thread of its own
+def test_a_script_that_never_closes_its_memory_still_keeps_every_message(tmp_path: Path, embedder: str) -> None:
     """As a script written for mem0 does (its Memory has no close()): add, and let the interpreter exit. The last
     adds' messages were still being embedded as evidence, and the exit refused that work: they stayed unsearchable
     with tracebacks on stderr. The Memory now finishes them at exit."""
     db = tmp_path / "script.db"
-    config = f'{{"store": "sqlite:///{db}", "embedder": "hashing"}}'
+    config = f'{{"store": "sqlite:///{db}", "embedder": "{embedder}"}}'
     script = ("from jiyi import Memory\n"
               f"m = Memory.from_config({config})\n"
               "m.add('我上周去了一趟青岛，海边的风好大', user_id='u')\n"
@@ -374,7 +375,7 @@ def test_a_script_that_never_closes_its_memory_still_keeps_every_message(tmp_pat
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
-    with Memory.from_config({"store": f"sqlite:///{db}", "embedder": "hashing"}) as memory:
+    with Memory.from_config({"store": f"sqlite:///{db}", "embedder": embedder}) as memory:
         found = memory.search("Lisbon custard tarts", user_id="u")["results"]
         assert "Just got back from Lisbon, the custard tarts were unreal" in [r["memory"] for r in found]
         assert memory.store.turn_counts() == {"done": 2}

@@ -11,6 +11,9 @@ concurrent.futures does for its own pools at exit.
 
 It subclasses ThreadPoolExecutor only because asyncio's `loop.set_default_executor` accepts nothing else (Python
 3.11); none of the base class's machinery or state is used, and no private name of concurrent.futures is touched.
+Workers start as work arrives; an `atexit` hook may start one on 3.11 and 3.13 (tried), not on 3.12.1, which refuses
+new threads from then on: there the exit's settle fails with a warning if it needs a new worker, and the next
+process takes the turns up.
 """
 
 from __future__ import annotations

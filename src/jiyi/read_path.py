@@ -29,7 +29,6 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
@@ -78,6 +77,7 @@ from jiyi.core.supersession import (
     superseded,
 )
 from jiyi.core.who_is_who import who_is_who
+from jiyi.daemon_pool import DaemonThreadPool
 from jiyi.embedders.base import AsyncQueries, Embedder
 from jiyi.errors import BackendUnavailable, ConfigError
 from jiyi.filters import Node, matches
@@ -238,7 +238,8 @@ class ReadPath:
         self.reranker = reranker
         self.settings = settings or ReadSettings()
         # Searches get threads of their own: a reply must never wait behind the write path's batch of embeddings.
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jiyi-read")
+        # Daemon threads: a never-closed sync Memory's last reviews are still written at exit (daemon_pool.py).
+        self._pool = DaemonThreadPool(max_workers=4, thread_name_prefix="jiyi-read")
         # The lexicon is built on first use (~1 s): build it now, beside start-up, not inside the first search's
         # deadline.
         self._pool.submit(lexicon)

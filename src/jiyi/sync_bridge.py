@@ -5,14 +5,15 @@ written once), and the exit hook that finishes the work a never-closed facade le
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures.thread  # noqa: F401  # its exit hook registered before ours: ours runs first (see below)
-import contextlib
+import atexit
 import functools
 import logging
 import threading
 import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+
+from jiyi.daemon_pool import DaemonThreadPool
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -27,25 +28,36 @@ class LoopThread:
     `settle`: the work to finish at interpreter exit if the loop was not stopped first (for at most
     `settle_seconds`): a script written for mem0 never closes its Memory (mem0's has no close()), so the process
     would end while the messages of its last adds were still being embedded as evidence, leaving them unsearchable
-    until a worker took the turns up."""
+    until a worker took the turns up.
+
+    How that works with public APIs only: the loop's default executor (asyncio.to_thread) is a DaemonThreadPool, as
+    are the read and write paths' pools and e5's thread, so the work still runs once concurrent.futures has refused
+    new work to its own pools at exit; and the hook is a plain `atexit` one, which runs while daemon threads (this
+    loop's, the pools') still do, and before daemon_pool's own hook waits for the pools' last work."""
 
     def __init__(self, settle: Callable[[], Coroutine[Any, Any, None]] | None = None,
                  settle_seconds: float = 30.0) -> None:
         self.loop = asyncio.new_event_loop()
+        self._executor = DaemonThreadPool(thread_name_prefix="jiyi-sync-io")
+        self.loop.set_default_executor(self._executor)
         self._thread = threading.Thread(target=self.loop.run_forever, name="jiyi-sync", daemon=True)
         self._thread.start()
         self._settle, self._settle_seconds = settle, settle_seconds
         self._stopped = False
+        # Held weakly: a facade that was collected (and so closed or abandoned) is not kept alive for the exit.
+        self._exit_hook = functools.partial(_settle_if_alive, weakref.ref(self))
         if settle is not None:
-            _at_exit(weakref.ref(self))
+            atexit.register(self._exit_hook)
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     def stop(self) -> None:
         self._stopped = True
+        atexit.unregister(self._exit_hook)  # a process that makes many Memories does not keep a hook for each
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=5)
+        self._executor.shutdown(wait=False)
 
     def settle_at_exit(self) -> None:
         if self._stopped or self._settle is None:
@@ -54,27 +66,6 @@ class LoopThread:
             self.run(asyncio.wait_for(self._settle(), self._settle_seconds))
         except Exception as exc:  # the turns stay leased: a worker (or the next process_pending) finishes them
             log.warning("at exit, the last adds' evidence was not finished (%s: %s)", type(exc).__name__, exc)
-
-
-def _at_exit(loop_ref: weakref.ref[LoopThread]) -> None:
-    """Settle the loop's work at interpreter exit, unless it was collected first (held weakly).
-
-    This is the one private API here, threading._register_atexit, and no public one does the job: the work to
-    finish runs in thread pools (asyncio.to_thread, the read and write paths' executors), and concurrent.futures
-    refuses new work to every ThreadPoolExecutor from its own exit hook, which it registers with this function at
-    its import. threading runs these hooks in reverse order of registration and before it joins non-daemon threads;
-    atexit's hooks (and weakref.finalize's) run after all of them. So a public atexit hook, or a non-daemon thread
-    waiting for the main one, would only see its work refused. Registered after concurrent.futures' (imported
-    above), ours runs first. Where the function is missing (another Python), atexit stands in: the evidence is then
-    kept by the next process or a worker, once the turns' lease runs out."""
-    register = getattr(threading, "_register_atexit", None)
-    with contextlib.suppress(RuntimeError):  # the interpreter is already shutting down
-        if register is not None:
-            register(_settle_if_alive, loop_ref)
-        else:
-            import atexit
-
-            atexit.register(_settle_if_alive, loop_ref)
 
 
 def _settle_if_alive(loop_ref: weakref.ref[LoopThread]) -> None:

@@ -24,7 +24,6 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -48,6 +47,7 @@ from jiyi.core.provenance import cited_messages, translation_candidates
 from jiyi.core.retrieval import REPLY_TAG, SearchRequest, hybrid_search
 from jiyi.core.supersession import mark_changed, says_it_changed
 from jiyi.core.temporal import resolve_event_time
+from jiyi.daemon_pool import DaemonThreadPool
 from jiyi.embedders.base import Embedder
 from jiyi.entity_path import RECENT_MESSAGES, named_speakers, remember_entities
 from jiyi.errors import BackendUnavailable
@@ -239,7 +239,8 @@ class WritePath:
         self.embedder = embedder
         self.llm = llm
         self.settings = settings
-        self._executor: ThreadPoolExecutor | None = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jiyi-write")
+        # Daemon threads: a never-closed sync Memory's last adds are still finished at exit (daemon_pool.py).
+        self._executor: DaemonThreadPool | None = DaemonThreadPool(max_workers=4, thread_name_prefix="jiyi-write")
         # mem0's taxonomy is built on first use (its ~10k words analysed; seconds where the lexicon's are not yet):
         # build it now, beside start-up, as the read path builds the lexicon.
         self._executor.submit(default_taxonomy)
@@ -257,9 +258,9 @@ class WritePath:
         call = functools.partial(contextvars.copy_context().run, fn, *args)
         return await asyncio.get_running_loop().run_in_executor(self._pool(), call)
 
-    def _pool(self) -> ThreadPoolExecutor:
+    def _pool(self) -> DaemonThreadPool:
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jiyi-write")
+            self._executor = DaemonThreadPool(max_workers=4, thread_name_prefix="jiyi-write")
         return self._executor
 
     def close(self) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from jiyi.daemon_pool import DaemonThreadPool
 from jiyi.embedders.base import Calibration, l2_normalize
 from jiyi.errors import ConfigError
 
@@ -55,7 +55,8 @@ class E5SmallEmbedder:
         # instance for queries, on a thread of its own beside a running passage, does not pay: once two threads had
         # called the engine, an idle query took 21.7 ms instead of 7.4 (even with the second instance on 1 thread);
         # it only helps while a long passage runs (15 ms instead of waiting up to 0.35 s). Measured 2026-11-25.
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jiyi-e5")
+        # A daemon thread: the last adds of a never-closed sync Memory are still embedded at exit (daemon_pool.py).
+        self._thread = DaemonThreadPool(max_workers=1, thread_name_prefix="jiyi-e5")
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
