@@ -53,7 +53,8 @@ from jiyi.stores.base import (
     WebhookStore,
 )
 from jiyi.stores.entities import EntityMerge, EntityStore, Graph, GraphChange, GraphEntity, GraphEvent, GraphRelation
-from jiyi.stores.sqlite import vocabulary
+from jiyi.stores.sqlite import checkpoints, vocabulary
+from jiyi.stores.sqlite.checkpoints import Checkpointer
 from jiyi.stores.sqlite.codec import (
     MEMORY_COLUMNS,
     TURN_COLUMNS,
@@ -295,6 +296,11 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             migrate(self._db)
+        # Checkpoints run on a thread of their own, not inside a commit that holds the lock: see checkpoints.py.
+        self._checkpointer: Checkpointer | None = None
+        if self.path != ":memory:":
+            self._db.execute(f"PRAGMA wal_autocheckpoint={checkpoints.BACKSTOP_PAGES}")
+            self._checkpointer = Checkpointer(str(Path(self.path).expanduser()), self._lock)
         self._dims = 0
         self._vectors: OrderedDict[Scope, _ScopeVectors] = OrderedDict()  # least recently searched first
         # Each user's current graph as searches read it (current_graph), dropped on any graph write here and, with the
@@ -331,6 +337,8 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                     self._db.execute("ROLLBACK")
                 self._drop_cache()  # the cache may hold rows of the rolled-back transaction
                 raise
+        if self._checkpointer is not None:
+            self._checkpointer.wrote()
 
     def _drop_cache(self) -> None:
         self._graphs.clear()
@@ -504,6 +512,8 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         self._dims = 0
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.close()
         with self._lock:
             self._db.close()
 
