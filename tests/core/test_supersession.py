@@ -7,8 +7,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jiyi.core.supersession import asks_about_before, says_it_changed, superseded, what_changed
-from jiyi.records import Category, MemoryRecord, Scope, SearchHit
+from jiyi.core.supersession import (
+    asks_about_before,
+    said_at,
+    says_it_changed,
+    superseded,
+    what_changed,
+)
+from jiyi.records import Category, MemoryRecord, Scope, SearchHit, SourceRef
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -29,6 +35,11 @@ def hit(text: str, days: int) -> SearchHit:
     ("最近工作太忙，游泳停了", True),
     ("因为我调岗了！从ICU调到门诊了", True),
     ("我们分手了", True),
+    ("my manager is retiring and I'm taking over the team", True),
+    ("we pulled out of the half marathon, my ankle isn't ready", True),
+    ("the concert got postponed to the autumn", True),
+    ("we changed the flights to August", True),
+    ("I retire in 2030, that's the plan", False),
     ("I go swimming every Saturday", False),
     ("我每周六都去游泳", False),
     ("my sister is visiting next week", False),
@@ -75,3 +86,24 @@ def test_common_words_do_not_make_a_subject() -> None:
     ("What did I use to play?", True), ("我以前住哪", True), ("what do I play now?", False), ("我现在住哪", False)])
 def test_a_question_about_the_past(question: str, before: bool) -> None:
     assert asks_about_before(question) is before
+
+
+def test_words_of_when_do_not_make_a_subject() -> None:
+    hits = [hit("my doctor put me on iron tablets last month", 0),
+            hit("we moved in together last weekend, no more flatmates", 10)]
+    assert superseded(hits, "what did the doctor say?", never_common) == set()
+
+
+def test_a_memory_was_said_when_its_message_was_not_when_its_words_say() -> None:
+    booked = MemoryRecord(content="we booked flights for the 10th of July", scope=Scope("u"), role="user",
+                          created_at=T0 + timedelta(days=40), event_time=T0 + timedelta(days=130),
+                          provenance=[SourceRef("m1", "user", T0)])
+    changed = MemoryRecord(content="we rescheduled the flights to May", scope=Scope("u"), role="user",
+                           created_at=T0 + timedelta(days=40), event_time=T0 + timedelta(days=70),
+                           provenance=[SourceRef("m2", "user", T0 + timedelta(days=20))])
+    assert said_at(booked) == T0 and said_at(changed) == T0 + timedelta(days=20)
+    hits = [SearchHit(booked, 0.5, {}, 0.5), SearchHit(changed, 0.5, {}, 0.5)]
+    assert superseded(hits, "when are we flying?", never_common) == {booked.id}
+    # without a dated source, the time its words name stands in
+    undated = MemoryRecord(content="x", scope=Scope("u"), created_at=T0, event_time=T0 + timedelta(days=3))
+    assert said_at(undated) == T0 + timedelta(days=3)

@@ -33,7 +33,8 @@ _CHANGED_EN = re.compile(
     r"giving up|broke up|broken up|split up|(?:are|were|is|was|'re) (?:done|over|finished)|ended|ending it|"
     r"called (?:it )?off|cancel+ed|moved (?:out|away|to|in)|moving (?:out|to)|relocated|switched|swapped|"
     r"sold (?:my|our|the|it|them|off|up)|"
-    r"replaced|instead|changed (?:to|jobs?|my)|transferred|promoted|resigned|retired|fired|laid off|let go|"
+    r"replaced|instead|changed (?:to|jobs?|my|our|the)|transferred|promoted|resigned|retir(?:ed|ing)|fired|"
+    r"laid off|let go|pulled out|withdr[ae]w|postponed|rescheduled|pushed back|brought forward|"
     r"handed in my notice|new job|died|passed away|put (?:her|him|it) down|lost (?:her|him)|recovered|healed|"
     r"cleared up|all better|got rid of|dropped out|weaned|cut out|off (?:the|alcohol|sugar|caffeine|meat)|"
     r"(?:\d+|thirty|twenty|ten|two|three|four) (?:days|weeks|months) (?:clean|sober|without))\b",
@@ -54,7 +55,7 @@ GENERIC_WORDS = frozenset(stem(w) for w in """
     today yesterday tomorrow tonight now lately recently week weekend day days month year morning evening night time
     times thing things stuff lot bit really actually still though lol haha omg ok okay yeah yep nope sure well
     think thought know feel felt want like love say said tell told guess mean good great bad nice little big new old
-    won given anyth anywher someth someon everyon everyth noth gonna wanna kinda way back
+    won given anyth anywher someth someon everyon everyth noth gonna wanna kinda way back last next first ago soon later
     今天 昨天 明天 今晚 昨晚 现在 最近 这周 周末 上周 下周 早上 晚上 中午 下午 时候 时间 一天 天天 每天 这个 那个
     事情 东西 感觉 觉得 知道 喜欢 真的 其实 还是 有点 一点 一直 已经 开始 终于 终究 突然 今年 去年 明年
 """.split())
@@ -131,7 +132,13 @@ def superseded(hits: Sequence[SearchHit], question: str, common: Callable[[str],
 
 
 def said_at(record: MemoryRecord) -> datetime:
-    return record.event_time or record.created_at
+    """When the memory was said: the time of its first dated source message. Not the time its words name ("we
+    booked tickets for 10th May", said in February, is older than "we changed the tickets to July" said in March);
+    the first, not the last, source: a summary of a stretch of chat, or a fact later said again, holds what was said
+    from then on, which a change said since may have changed. A memory without a dated source falls back on its
+    event time, then on when it was stored."""
+    sources = [ref.created_at for ref in record.provenance if ref.created_at is not None]
+    return min(sources) if sources else record.event_time or record.created_at
 
 
 
