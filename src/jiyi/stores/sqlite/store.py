@@ -72,6 +72,7 @@ from jiyi.stores.sqlite.codec import (
     values_to_memory,
 )
 from jiyi.stores.sqlite.migrations import WEBHOOK_CURSOR, migrate
+from jiyi.stores.sqlite.record_cache import MAX_CACHED_RECORDS, RecordCache, freeze, thaw
 from jiyi.stores.sqlite.sql_filters import to_sql
 from jiyi.text import analyze_for_index, has_cjk
 from jiyi.tracing import store_call
@@ -273,9 +274,11 @@ def _expiry_seconds(record: MemoryRecord) -> float:
 class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore, WebhookStore):
     db_system = "sqlite"  # OpenTelemetry's db.system.name, on the spans of @store_call methods
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:", max_cached_vectors: int = 2_000_000) -> None:
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", max_cached_vectors: int = 2_000_000,
+                 max_cached_records: int = MAX_CACHED_RECORDS) -> None:
         """`max_cached_vectors` bounds the in-process vector cache (rows over all scopes; 384-d e5 rows take
-        1.5 kB, so the default is about 3 GB at most); the scopes searched least recently are dropped first."""
+        1.5 kB, so the default is about 3 GB at most); the scopes searched least recently are dropped first.
+        `max_cached_records` bounds the decoded memories get_many keeps (record_cache.py)."""
         self.max_cached_vectors = max_cached_vectors
         self._cached_rows = 0
         self._last_scores: tuple[weakref.ref[_ScopeVectors], int, bytes, np.ndarray] | None = None
@@ -311,6 +314,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         # asks for its candidates' sources search after search. The log only grows here (rowids grow with it), so an
         # answer holds until a reset or another process's write, which drop it with the other caches.
         self._previous: dict[str, str | None] = {}
+        self._records = RecordCache(max_cached_records)
         self._data_version = self._read_data_version()
         binding = self._meta("embedding_model")
         if binding:
@@ -326,7 +330,10 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         return row[0] if row else None
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, *, keeps_records: bool = False) -> Iterator[sqlite3.Connection]:
+        """One write transaction. Once it commits, the decoded memories kept for get_many are dropped, unless
+        the write says (`keeps_records`) that it changes no memory a reader may have kept, or keeps them right
+        itself (record_access)."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -337,10 +344,13 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                     self._db.execute("ROLLBACK")
                 self._drop_cache()  # the cache may hold rows of the rolled-back transaction
                 raise
+            if not keeps_records:
+                self._records.clear()
         if self._checkpointer is not None:
             self._checkpointer.wrote()
 
     def _drop_cache(self) -> None:
+        self._records.clear()
         self._graphs.clear()
         self._previous.clear()
         self._vectors.clear()
@@ -400,7 +410,9 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     def insert(self, records: Sequence[MemoryRecord], vectors: np.ndarray, history: Sequence[HistoryEvent]) -> None:
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(records), -1) if records else vectors
         added: list[tuple[int, MemoryRecord, np.ndarray]] = []
-        with self._write() as db:
+        # New ids only (an id already stored fails the INSERT, and the rollback drops the cache): no memory a
+        # reader kept changes.
+        with self._write(keeps_records=True) as db:
             self._check_foreign_writes()
             for record, vector in zip(records, vectors, strict=True):
                 self._check_vector(vector)
@@ -486,11 +498,14 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     def record_access(self, memory_ids: Sequence[str], when: datetime) -> None:
         if not memory_ids:
             return
-        with self._write() as db:
+        stamp = format_datetime(when)
+        # After every search: the memories kept for get_many are counted as the database counts them, not dropped.
+        with self._write(keeps_records=True) as db:
             db.executemany(
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
-                [(format_datetime(when), memory_id) for memory_id in memory_ids],
+                [(stamp, memory_id) for memory_id in memory_ids],
             )
+            self._records.count_access(memory_ids, parse_datetime(stamp))
 
     def add_messages(self, messages: Sequence[StoredMessage]) -> None:
         with self._write() as db:
@@ -590,6 +605,8 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     # --- reads ----------------------------------------------------------------------------------------------
 
     def get(self, memory_id: str, include_deleted: bool = False) -> MemoryRecord | None:
+        if not include_deleted:
+            return self.get_many([memory_id]).get(memory_id)
         with self._lock:
             sql = f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE id = ?"
             if not include_deleted:
@@ -616,9 +633,22 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         return rows
 
     def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
-        # Tuples, not sqlite3.Row: a search reads some 60 rows, and a Row's keys() and zip cost 3 us of the 11 a row.
-        return {values[0]: values_to_memory(values)
-                for values in self._live_rows(_MEMORY_SELECT, memory_ids, as_tuples=True)}
+        """Read through the decoded memories kept in process (record_cache.py); each call gets records of its own."""
+        ids = list(dict.fromkeys(memory_ids))
+        with self._lock:
+            self._check_foreign_writes()
+            kept, missing = self._records.take(ids)
+            generation = self._records.generation
+            # Tuples, not sqlite3.Row: a search reads some 60 rows, and a Row's keys() and zip cost 3 us of the 11.
+            rows = self._live_rows(_MEMORY_SELECT, missing, as_tuples=True) if missing else []
+        read = [values_to_memory(values) for values in rows]
+        if read:
+            frozen = [freeze(record) for record in read]
+            with self._lock:
+                self._records.put(frozen, generation)
+        found = {memory_id: thaw(values) for memory_id, values in kept.items()}
+        found.update((record.id, record) for record in read)
+        return {memory_id: found[memory_id] for memory_id in ids if memory_id in found}
 
     def known_ids(self, memory_ids: Sequence[str]) -> set[str]:
         ids = list(dict.fromkeys(memory_ids))
