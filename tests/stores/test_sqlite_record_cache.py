@@ -14,7 +14,19 @@ import pytest
 
 from jiyi import build_embedder
 from jiyi.errors import Conflict, InvalidInput
-from jiyi.records import Category, Event, HistoryEvent, Layer, MemoryRecord, MemoryType, Scope, Source, SourceRef
+from jiyi.records import (
+    Category,
+    Event,
+    HistoryEvent,
+    Layer,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    Source,
+    SourceRef,
+    StoredMessage,
+    TurnRecord,
+)
 from jiyi.stores.sqlite import SqliteStore
 from jiyi.stores.sqlite.record_cache import RecordCache, freeze, thaw
 
@@ -130,6 +142,24 @@ def test_a_new_memory_keeps_the_cache(store: SqliteStore, database: SqliteStore)
     added = add(store, "seals bark")
     assert len(store._records) == 1
     ids = [records[0].id, added[0].id]
+    assert store.get_many(ids) == database.get_many(ids)
+
+
+def test_the_write_path_s_queue_and_log_writes_keep_the_cache(store: SqliteStore, database: SqliteStore) -> None:
+    """A turn queued, claimed and saved, its messages, a lock, a state value, a history row: none changes a memory,
+    and under a load of adds they come between every two searches."""
+    records = add(store, "penguins waddle", "seals bark")
+    ids = [r.id for r in records]
+    store.get_many(ids)
+    message = StoredMessage(content="hello", role="user", scope=Scope("u"))
+    store.add_turn(TurnRecord(scope=Scope("u"), message_ids=[message.id]), [message])
+    (turn,) = store.claim_turns(datetime.now(UTC), datetime.now(UTC) + timedelta(minutes=1), 5)
+    store.save_turn(turn)
+    store.add_messages([StoredMessage(content="more", role="user", scope=Scope("u"))])
+    assert store.try_lock("maintenance", "me", datetime.now(UTC) + timedelta(minutes=1))
+    store.set_state("k", "v")
+    store.add_history([event(records[0])])
+    assert len(store._records) == 2
     assert store.get_many(ids) == database.get_many(ids)
 
 

@@ -332,8 +332,9 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     @contextmanager
     def _write(self, *, keeps_records: bool = False) -> Iterator[sqlite3.Connection]:
         """One write transaction. Once it commits, the decoded memories kept for get_many are dropped, unless
-        the write says (`keeps_records`) that it changes no memory a reader may have kept, or keeps them right
-        itself (record_access)."""
+        the write says (`keeps_records`) that it changes no memory a reader may have kept - it writes other tables
+        (the turn queue, the message log, locks, the graph), adds new ids (insert) - or keeps them right itself
+        (record_access). A write whose statements touch the memories table leaves the default."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -491,7 +492,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
 
     @store_call("insert", "history")
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             _insert_history(db, events, ignore_existing=True)
 
     @store_call("record_access")
@@ -508,7 +509,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             self._records.count_access(memory_ids, parse_datetime(stamp))
 
     def add_messages(self, messages: Sequence[StoredMessage]) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.executemany(
                 "INSERT INTO messages (id, user_id, agent_id, run_id, role, name, content, created_at, external_id,"
                 " metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -554,12 +555,13 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             return graph
 
     def save_graph(self, user_id: str, change: GraphChange, when: datetime) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             graph_tables.save_graph(db, graph_tables.SQLITE, user_id, change, when)
             self._graphs.pop(user_id, None)
 
     def update_graph(self, user_id: str, edit: Callable[[Graph], GraphChange], when: datetime) -> GraphChange:
-        with self._write() as db:  # BEGIN IMMEDIATE: another writer of the file, here or elsewhere, waits for COMMIT
+        # BEGIN IMMEDIATE: another writer of the file, here or elsewhere, waits for COMMIT
+        with self._write(keeps_records=True) as db:
             change = edit(graph_tables.read_graph(db, graph_tables.SQLITE, user_id))
             if change:
                 graph_tables.save_graph(db, graph_tables.SQLITE, user_id, change, when)
@@ -575,7 +577,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             return graph_tables.graph_history(self._db, graph_tables.SQLITE, user_id, subject_id)
 
     def forget_graph(self, user_id: str) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             graph_tables.forget_graph(db, graph_tables.SQLITE, user_id)
             self._graphs.pop(user_id, None)
 
@@ -584,20 +586,20 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             return graph_tables.entity_memory_counts(self._db, graph_tables.SQLITE, user_id)
 
     def merge_entities(self, user_id: str, keep_id: str, merge_id: str, when: datetime) -> EntityMerge:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             merged = graph_tables.merge_entities(db, graph_tables.SQLITE, user_id, keep_id, merge_id, when)
             self._graphs.pop(user_id, None)
             return merged
 
     def rename_entity(self, user_id: str, entity_id: str, name: str, when: datetime) -> GraphEntity:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             renamed = graph_tables.rename_entity(db, graph_tables.SQLITE, user_id, entity_id, name, when)
             self._graphs.pop(user_id, None)
             return renamed
 
     def close_relation(self, user_id: str, relation_id: str, when: datetime,
                        invalid_at: datetime | None = None) -> GraphRelation:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             closed = graph_tables.close_relation(db, graph_tables.SQLITE, user_id, relation_id, when, invalid_at)
             self._graphs.pop(user_id, None)
             return closed
@@ -966,7 +968,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     # --- the write path's queue ------------------------------------------------------------------------------
 
     def add_turn(self, turn: TurnRecord, messages: Sequence[StoredMessage]) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.executemany(
                 "INSERT INTO messages (id, user_id, agent_id, run_id, role, name, content, created_at, external_id,"
                 " metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -983,14 +985,14 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     def save_turn(self, turn: TurnRecord) -> None:
         row = turn_to_row(turn)
         assignments = ", ".join(f"{column} = ?" for column in TURN_COLUMNS[1:])
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.execute(f"UPDATE turns SET {assignments} WHERE id = ?", (*row[1:], turn.id))
 
     def claim_turns(self, now: datetime, lease_until: datetime, limit: int, *,
                     abandoned_only: bool = False) -> list[TurnRecord]:
         stamp, lease = format_datetime(now), format_datetime(lease_until)
         statuses = "('processing')" if abandoned_only else "('queued', 'retry', 'processing')"
-        with self._write() as db:  # BEGIN IMMEDIATE: two processes never claim the same turn
+        with self._write(keeps_records=True) as db:  # BEGIN IMMEDIATE: two processes never claim the same turn
             rows = db.execute(
                 f"SELECT * FROM turns WHERE status IN {statuses} AND next_attempt_at <= ?"
                 " AND (status != 'processing' OR lease_until IS NULL OR lease_until < ?) ORDER BY rowid LIMIT ?",
@@ -1006,7 +1008,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     def renew_turns(self, turn_ids: Sequence[str], lease_until: datetime) -> list[str]:
         lease = format_datetime(lease_until)
         renewed: list[str] = []
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             for start in range(0, len(turn_ids), 500):
                 chunk = list(turn_ids[start:start + 500])
                 marks = ", ".join("?" for _ in chunk)
@@ -1022,23 +1024,23 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
 
     def try_lock(self, name: str, holder: str, until: datetime) -> bool:
         now = format_datetime(datetime.now(UTC))
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.execute("DELETE FROM locks WHERE name = ? AND expires_at < ?", (name, now))
             taken = db.execute("INSERT OR IGNORE INTO locks (name, holder, expires_at) VALUES (?, ?, ?)",
                                (name, holder, format_datetime(until))).rowcount
         return taken == 1
 
     def unlock(self, name: str, holder: str) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.execute("DELETE FROM locks WHERE name = ? AND holder = ?", (name, holder))
 
     def renew_lock(self, name: str, holder: str, until: datetime) -> bool:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             return db.execute("UPDATE locks SET expires_at = ? WHERE name = ? AND holder = ?",
                               (format_datetime(until), name, holder)).rowcount == 1
 
     def claim_request(self, key: str, now: datetime, keep: timedelta) -> tuple[bool, str | None]:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.execute("DELETE FROM requests WHERE created_at < ?", (format_datetime(now - keep),))
             if db.execute("INSERT OR IGNORE INTO requests (key, response, created_at) VALUES (?, NULL, ?)",
                           (key, format_datetime(now))).rowcount == 1:
@@ -1047,7 +1049,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         return False, row[0] if row else None
 
     def finish_request(self, key: str, response: str | None) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             if response is None:
                 db.execute("DELETE FROM requests WHERE key = ?", (key,))
             else:
@@ -1059,7 +1061,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         return row[0] if row else None
 
     def set_state(self, key: str, value: str) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.execute("INSERT INTO state (key, value) VALUES (?, ?)"
                        " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
@@ -1106,7 +1108,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     # --- API keys -------------------------------------------------------------------------------------------
 
     def add_api_key(self, key: ApiKey) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (key.id, key.key_hash, key.scope.value, key.user_id, key.agent_id, key.name,
                         format_datetime(key.created_at), format_datetime(key.last_used_at),
@@ -1123,13 +1125,13 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         return [_row_to_key(row) for row in rows]
 
     def revoke_api_key(self, key_id: str, when: datetime) -> bool:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             changed = db.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
                                  (format_datetime(when), key_id)).rowcount
         return bool(changed)
 
     def touch_api_key(self, key_id: str, when: datetime) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (format_datetime(when), key_id))
 
     def keys_issued(self) -> bool:
@@ -1139,7 +1141,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     # --- console sign-ins (stores/base.py SessionStore) -----------------------------------------------------
 
     def add_console_session(self, session: ConsoleSession) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.execute("INSERT INTO console_sessions VALUES (?, ?, ?, ?)",
                        (session.id_hash, session.sealed_key, format_datetime(session.opened_at),
                         format_datetime(session.seen_at)))
@@ -1151,22 +1153,22 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                               datetime.fromisoformat(row["seen_at"])) if row else None
 
     def touch_console_session(self, id_hash: str, when: datetime) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.execute("UPDATE console_sessions SET seen_at = ? WHERE id_hash = ?", (format_datetime(when), id_hash))
 
     def delete_console_session(self, id_hash: str) -> bool:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             return db.execute("DELETE FROM console_sessions WHERE id_hash = ?", (id_hash,)).rowcount > 0
 
     def prune_console_sessions(self, seen_before: datetime, opened_before: datetime) -> int:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             return db.execute("DELETE FROM console_sessions WHERE seen_at < ? OR opened_at < ?",
                               (format_datetime(seen_before), format_datetime(opened_before))).rowcount
 
     # --- webhooks and their delivery queue ------------------------------------------------------------------
 
     def add_webhook(self, webhook: Webhook) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             webhook.after_change = int(db.execute("SELECT coalesce(max(rowid), 0) FROM history").fetchone()[0])
             db.execute(f"INSERT INTO webhooks ({', '.join(_WEBHOOK_COLUMNS)}) "
                        f"VALUES ({', '.join('?' for _ in _WEBHOOK_COLUMNS)})", _webhook_to_row(webhook))
@@ -1185,13 +1187,13 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         return [_row_to_webhook(row) for row in rows]
 
     def save_webhook(self, webhook: Webhook) -> None:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.execute("UPDATE webhooks SET name = ?, url = ?, event_types = ?, is_active = ?, updated_at = ? "
                        "WHERE id = ?", (webhook.name, webhook.url, json.dumps(webhook.event_types),
                                         int(webhook.is_active), format_datetime(webhook.updated_at), webhook.id))
 
     def delete_webhook(self, webhook_id: str) -> bool:
-        with self._write() as db:  # its deliveries go with it (ON DELETE CASCADE)
+        with self._write(keeps_records=True) as db:  # its deliveries go with it (ON DELETE CASCADE)
             return db.execute("DELETE FROM webhooks WHERE id = ?", (webhook_id,)).rowcount == 1
 
     def changes_after(self, position: int, limit: int) -> list[Change]:
@@ -1213,7 +1215,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         return int(self.get_state(WEBHOOK_CURSOR) or 0)
 
     def enqueue_deliveries(self, deliveries: Sequence[WebhookDelivery], cursor: int, new_cursor: int) -> bool:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             row = db.execute("SELECT value FROM state WHERE key = ?", (WEBHOOK_CURSOR,)).fetchone()
             if int(row[0] if row else 0) != cursor:
                 return False
@@ -1232,7 +1234,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         with self._lock:  # a read first: an idle sender polls without taking the write lock
             if self._db.execute(f"SELECT 1 {due} LIMIT 1", params).fetchone() is None:
                 return []
-        with self._write() as db:  # BEGIN IMMEDIATE: two processes never claim the same delivery
+        with self._write(keeps_records=True) as db:  # BEGIN IMMEDIATE: two processes never claim the same delivery
             rows = db.execute(f"SELECT * FROM webhook_deliveries WHERE rowid IN (SELECT min(d.rowid) {due} "
                               "GROUP BY d.webhook_id) ORDER BY rowid LIMIT ?", [*params, int(limit)]).fetchall()
             deliveries = [_row_to_delivery(row) for row in rows]
@@ -1244,7 +1246,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
 
     def record_attempt(self, delivery: WebhookDelivery, when: datetime) -> None:
         delivery.lease_until, delivery.updated_at = None, when
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.execute("UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, "
                        "lease_until = NULL, last_status_code = ?, last_error = ?, updated_at = ? WHERE id = ?",
                        (delivery.status.value, delivery.attempts, format_datetime(delivery.next_attempt_at),
@@ -1256,7 +1258,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     def release_deliveries(self, delivery_ids: Sequence[str]) -> None:
         if not delivery_ids:
             return
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             db.executemany("UPDATE webhook_deliveries SET lease_until = NULL WHERE id = ? AND status = 'pending'",
                            [(delivery_id,) for delivery_id in delivery_ids])
 
@@ -1273,7 +1275,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         return {row[0]: row[1] for row in rows}
 
     def prune_deliveries(self, finished_before: datetime) -> int:
-        with self._write() as db:
+        with self._write(keeps_records=True) as db:
             return db.execute("DELETE FROM webhook_deliveries WHERE status != 'pending' AND updated_at < ?",
                               (format_datetime(finished_before),)).rowcount
 
