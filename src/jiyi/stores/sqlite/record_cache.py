@@ -115,6 +115,8 @@ class RecordCache:
         database gives it back (parse_datetime(format_datetime(when)))."""
         self.generation += 1
         entries = self._entries
+        if not entries:  # this runs inside every record_access transaction: nothing more to do than the above
+            return
         for memory_id, times in Counter(memory_ids).items():
             values = entries.get(memory_id)
             if values is not None:

@@ -73,6 +73,14 @@ from jiyi.stores.sqlite.codec import (
 )
 from jiyi.stores.sqlite.migrations import WEBHOOK_CURSOR, migrate
 from jiyi.stores.sqlite.record_cache import MAX_CACHED_RECORDS, RecordCache, freeze, thaw
+from jiyi.stores.sqlite.scope_keywords import (
+    IndexedRow,
+    Phrase,
+    ScopeKeywords,
+    Statistics,
+    bm25_scores,
+    query_phrases,
+)
 from jiyi.stores.sqlite.sql_filters import to_sql
 from jiyi.text import analyze_for_index, has_cjk
 from jiyi.tracing import store_call
@@ -275,11 +283,13 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     db_system = "sqlite"  # OpenTelemetry's db.system.name, on the spans of @store_call methods
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:", max_cached_vectors: int = 2_000_000,
-                 max_cached_records: int = MAX_CACHED_RECORDS) -> None:
+                 max_cached_keyword_rows: int = 500_000, max_cached_records: int = MAX_CACHED_RECORDS) -> None:
         """`max_cached_vectors` bounds the in-process vector cache (rows over all scopes; 384-d e5 rows take
-        1.5 kB, so the default is about 3 GB at most); the scopes searched least recently are dropped first.
+        1.5 kB, so the default is about 3 GB at most); `max_cached_keyword_rows` the keyword indexes' (~0.5 kB a
+        row of a dozen words: ~250 MB); the scopes searched least recently are dropped first.
         `max_cached_records` bounds the decoded memories get_many keeps (record_cache.py)."""
         self.max_cached_vectors = max_cached_vectors
+        self.max_cached_keyword_rows = max_cached_keyword_rows
         self._cached_rows = 0
         self._last_scores: tuple[weakref.ref[_ScopeVectors], int, bytes, np.ndarray] | None = None
         self.path = str(path)
@@ -306,6 +316,9 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             self._checkpointer = Checkpointer(str(Path(self.path).expanduser()), self._lock)
         self._dims = 0
         self._vectors: OrderedDict[Scope, _ScopeVectors] = OrderedDict()  # least recently searched first
+        # Each scope's keyword index (scope_keywords.py), kept up to date by this store's writes, like the vectors.
+        self._keywords: OrderedDict[Scope, ScopeKeywords] = OrderedDict()
+        self._keyword_rows = 0
         # Each user's current graph as searches read it (current_graph), dropped on any graph write here and, with the
         # vectors, when another process wrote to the file.
         self._graphs: OrderedDict[str, Graph] = OrderedDict()
@@ -356,6 +369,8 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         self._previous.clear()
         self._vectors.clear()
         self._cached_rows = 0
+        self._keywords.clear()
+        self._keyword_rows = 0
 
     def _check_foreign_writes(self) -> None:
         version = self._read_data_version()
@@ -394,13 +409,13 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
 
     # --- writes ---------------------------------------------------------------------------------------------
 
-    def _index_text(self, db: sqlite3.Connection, rowid: int, record: MemoryRecord) -> None:
+    def _index_text(self, db: sqlite3.Connection, rowid: int, record: MemoryRecord) -> tuple[str, str, str]:
+        """Index the memory's text; what its row in memory_fts holds (terms, chars, scope)."""
         analyzed = analyze_for_index(record.content)
-        db.execute(
-            "INSERT INTO memory_fts(rowid, terms, chars, scope) VALUES (?, ?, ?, ?)",
-            (rowid, analyzed.terms, analyzed.chars, _scope_tokens(record.scope)),
-        )
+        columns = (analyzed.terms, analyzed.chars, _scope_tokens(record.scope))
+        db.execute("INSERT INTO memory_fts(rowid, terms, chars, scope) VALUES (?, ?, ?, ?)", (rowid, *columns))
         vocabulary.stamp(db)
+        return columns
 
     @staticmethod
     def _unindex(db: sqlite3.Connection, rowid: int) -> None:
@@ -410,7 +425,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     @store_call("insert")
     def insert(self, records: Sequence[MemoryRecord], vectors: np.ndarray, history: Sequence[HistoryEvent]) -> None:
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(records), -1) if records else vectors
-        added: list[tuple[int, MemoryRecord, np.ndarray]] = []
+        added: list[tuple[int, MemoryRecord, np.ndarray, tuple[str, str, str]]] = []
         # New ids only (an id already stored fails the INSERT, and the rollback drops the cache): no memory a
         # reader kept changes.
         with self._write(keeps_records=True) as db:
@@ -423,20 +438,33 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                 except sqlite3.IntegrityError as exc:
                     raise InvalidInput(f"a memory with id {record.id} already exists") from exc
                 if record.deleted_at is None:  # imported deleted records keep their audit trail, not their index
-                    self._index_text(db, rowid, record)
-                    added.append((rowid, record, vector))
+                    added.append((rowid, record, vector, self._index_text(db, rowid, record)))
             _insert_history(db, history)
             if records:
                 vocabulary.stamp(db)  # max(rowid), the IDF's N, moved (an imported deleted memory is not indexed)
-            for rowid, record, vector in added:
+            for rowid, record, vector, indexed in added:
                 for scope, cached in self._vectors.items():
                     if self._in_scope(record.scope, scope):
                         cached.append(rowid, record.id, vector, _expiry_seconds(record), record.category.value)
                         self._cached_rows += 1
+                self._keywords_add(IndexedRow(rowid, record.id, _expiry_seconds(record), *indexed), record.scope)
 
     @staticmethod
     def _in_scope(owner: Scope, scope: Scope) -> bool:
         return all(getattr(owner, key) == value for key, value in scope.as_dict().items())
+
+    def _keywords_add(self, indexed: IndexedRow, owner: Scope) -> None:
+        for scope, index in self._keywords.items():
+            if self._in_scope(owner, scope):
+                index.append(indexed)
+                self._keyword_rows += 1
+
+    def _keywords_remove(self, rowid: int, owner: Scope) -> None:
+        for scope in [s for s in self._keywords if self._in_scope(owner, s)]:
+            index = self._keywords[scope]
+            index.remove(rowid)
+            if index.dead > len(index) // 4:  # rebuilt on its next search: dead rows cost every search a little
+                self._keyword_rows -= len(self._keywords.pop(scope))
 
     def _forget_cached(self, owner: Scope) -> None:
         for scope in [s for s in self._vectors if self._in_scope(owner, s)]:
@@ -459,11 +487,20 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             if vector is not None:
                 self._check_vector(vector)
                 db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (_vector_blob(vector), record.id))
+            reindexed = None
             if row["content"] != record.content or old_scope != record.scope:
                 self._unindex(db, row["rowid"])
-                self._index_text(db, row["rowid"], record)
+                reindexed = self._index_text(db, row["rowid"], record)
             if history is not None:
                 _insert_history(db, [history])
+            expires = _expiry_seconds(record)
+            if reindexed is not None:
+                self._keywords_remove(row["rowid"], old_scope)
+                self._keywords_add(IndexedRow(row["rowid"], record.id, expires, *reindexed), record.scope)
+            elif row["expiration_date"] != format_datetime(record.expiration_date):
+                for scope, index in self._keywords.items():
+                    if self._in_scope(old_scope, scope):
+                        index.set_expiry(row["rowid"], expires)
             # Cached search vectors only change with the vector, the owner, the expiry or the category; other edits
             # (importance, provenance, metadata) keep the scope's cache warm.
             if vector is not None or old_scope != record.scope or row["category"] != record.category.value \
@@ -485,6 +522,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                        "WHERE id = ?",
                        (format_datetime(when), reason, format_datetime(when), memory_id))
             self._unindex(db, row["rowid"])
+            self._keywords_remove(row["rowid"], Scope(row["user_id"], row["agent_id"], row["run_id"]))
             _insert_history(db, [history])
             graph_tables.drop_support(db, graph_tables.SQLITE, memory_id, when)
             self._graphs.pop(row["user_id"], None)
@@ -829,9 +867,12 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         scope.require()
         with self._lock:
             frequencies = self._findable(terms)
-        terms = [t for t in terms if t in frequencies]
-        if not terms:
-            return []
+            terms = [t for t in terms if t in frequencies]
+            if not terms:
+                return []
+            if where is None and (found := self._ranked_in_memory(scope, terms, frequencies, limit,
+                                                                  include_expired)) is not None:
+                return found
         if where is not None:
             params: list[Any] = [_keyword_query(scope, terms)]
             live = self._live_clause(params, include_expired, prefix="m.")
@@ -861,6 +902,77 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                     rows = sorted(rows + self._ranked(_keyword_query(scope, rare), limit, include_expired,
                                                       "rowid < ?", cut), key=lambda row: row[1])[:limit]
         return [ScoredId(row[0], -float(row[1])) for row in rows]
+
+    def _ranked_in_memory(self, scope: Scope, terms: list[str], frequencies: dict[str, int], limit: int,
+                          include_expired: bool) -> list[ScoredId] | None:
+        """keyword_search without a filter, from the scope's keyword index (scope_keywords.py): what the SQL below
+        answers, common words bounded the same way, scored the same; None for a query it leaves to FTS5."""
+        self._check_foreign_writes()
+        index = self._scope_keywords(scope)
+        if not len(index):
+            return []
+        by_term = [(term, query_phrases([term])) for term in terms]
+        phrases = [phrase for _, term_phrases in by_term for phrase in term_phrases]
+        postings = [index.phrase_postings(phrase) for phrase in phrases]
+        found = [p for p in postings if p is not None]
+        if len(found) < len(postings):
+            return None
+        rows, average_size = self._vocabulary.averages(self._db)
+        statistics = Statistics(rows, average_size, [self._phrase_rows(phrase) for phrase in phrases])
+        scores, matched = bm25_scores(index, phrases, found, statistics)
+        alive = index.live(None)
+        matched &= alive if include_expired else index.live(datetime.now(UTC).timestamp())
+        common = {term for term in terms if frequencies[term] > KEYWORD_COMMON_ROWS}
+        if common:  # as the SQL below: memories older than the newest KEYWORD_COMMON_ROWS that a common word matches
+            # are ranked by the rare words alone (a mask, not np.unique: 30 us, not 650)
+            is_common = [term in common for term, term_phrases in by_term for _ in term_phrases]
+            held = np.zeros(len(index), dtype=bool)
+            for (held_rows, _), is_it in zip(found, is_common, strict=True):
+                if is_it:
+                    held[held_rows] = True
+            rowids = index.rowids()
+            common_rowids = rowids[held & alive]
+            if common_rowids.size >= KEYWORD_COMMON_ROWS:
+                place = common_rowids.size - KEYWORD_COMMON_ROWS
+                cut = np.partition(common_rowids, place)[place]
+                rare = [(phrase, p, n) for phrase, p, n, is_it
+                        in zip(phrases, found, statistics.phrase_rows, is_common, strict=True) if not is_it]
+                rare_scores, rare_matched = bm25_scores(index, [r[0] for r in rare], [r[1] for r in rare],
+                                                        Statistics(rows, average_size, [r[2] for r in rare]))
+                older = rowids < cut
+                scores[older] = rare_scores[older]
+                matched &= ~older | rare_matched
+        candidates = np.flatnonzero(matched)
+        best = candidates[np.argsort(-scores[candidates], kind="stable")[:limit]]
+        return [ScoredId(index.ids[i], score) for i, score in zip(best.tolist(), scores[best].tolist(), strict=True)]
+
+    def _scope_keywords(self, scope: Scope) -> ScopeKeywords:
+        index = self._keywords.get(scope)
+        if index is not None:
+            self._keywords.move_to_end(scope)
+            return index
+        params: list[Any] = []
+        index = ScopeKeywords.from_rows([
+            IndexedRow(rowid, memory_id, datetime.fromisoformat(expires).timestamp() if expires else float("inf"),
+                       terms, chars, scope_tokens)
+            for rowid, memory_id, expires, terms, chars, scope_tokens in self._db.execute(
+                "SELECT m.rowid, m.id, m.expiration_date, f.terms, f.chars, f.scope FROM memories m "
+                f"JOIN memory_fts f ON f.rowid = m.rowid WHERE {_scope_sql(scope, params, 'm.')} "
+                "AND m.deleted_at IS NULL ORDER BY m.rowid", params)])
+        self._keywords[scope] = index
+        self._keyword_rows += len(index)
+        while self._keyword_rows > self.max_cached_keyword_rows and len(self._keywords) > 1:
+            _, evicted = self._keywords.popitem(last=False)
+            self._keyword_rows -= len(evicted)
+        return index
+
+    def _phrase_rows(self, phrase: Phrase) -> int:
+        """The rows of the whole index holding a phrase (its column's document count for a single token)."""
+        if not phrase.tokens:
+            return 0
+        if len(phrase.tokens) == 1:
+            return self._vocabulary.docs(self._db, [(phrase.column, phrase.tokens[0])])[phrase.column, phrase.tokens[0]]
+        return self._vocabulary.phrase_rows(self._db, f"{phrase.column}:{_fts_phrase(' '.join(phrase.tokens))}")
 
     def _ranked(self, match: str, limit: int, include_expired: bool, rowids: str = "1",
                 *bounds: int) -> list[tuple[str, float]]:
@@ -1295,7 +1407,8 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                        "version = version + 1 WHERE id = ?", (format_datetime(when), memory_id))
             record = replace(row_to_memory(row), deleted_at=None, delete_reason=None, updated_at=when,
                              version=row["version"] + 1)
-            self._index_text(db, row["rowid"], record)
+            indexed = self._index_text(db, row["rowid"], record)
+            self._keywords_add(IndexedRow(row["rowid"], record.id, _expiry_seconds(record), *indexed), record.scope)
             _insert_history(db, [history])
             self._forget_cached(record.scope)  # its vector is searched again: the scope's matrix is rebuilt
         return record

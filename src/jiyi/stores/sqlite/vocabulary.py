@@ -21,6 +21,8 @@ import secrets
 import sqlite3
 from collections.abc import Sequence
 
+from jiyi.stores.sqlite.scope_keywords import read_varints
+
 STAMP_KEY = "vocabulary_stamp"
 MAX_WORDS = 200_000  # kept counts (a word and a column each: ~150 bytes); all are dropped past it
 
@@ -43,6 +45,8 @@ class Vocabulary:
         self._docs: dict[Word, int] = {}
         self._total: int | None = None
         self._newest: dict[tuple[str, int], int | None] = {}
+        self._phrases: dict[str, int] = {}
+        self._averages: tuple[int, float] | None = None
 
     def docs(self, db: sqlite3.Connection, words: Sequence[Word]) -> dict[Word, int]:
         """How many memories hold each word in its column (0: none)."""
@@ -75,11 +79,31 @@ class Vocabulary:
             self._newest[key] = row[0] if row else None
         return self._newest[key]
 
+    def phrase_rows(self, db: sqlite3.Connection, match: str) -> int:
+        """How many rows of the whole index a phrase query (`chars:"上 海"`) finds: bm25's IDF of that phrase."""
+        self._check(db)
+        if match not in self._phrases:
+            self._phrases[match] = int(db.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?",
+                                                  (match,)).fetchone()[0])
+        return self._phrases[match]
+
+    def averages(self, db: sqlite3.Connection) -> tuple[int, float]:
+        """The index's rows and their average size in tokens over all columns, as FTS5's bm25 reads them (its
+        averages record: the row count, then each column's tokens)."""
+        self._check(db)
+        if self._averages is None:
+            row = db.execute("SELECT block FROM memory_fts_data WHERE id = 1").fetchone()
+            rows, *sizes = read_varints(bytes(row[0])) if row and row[0] else [0]
+            self._averages = (rows, sum(sizes) / rows if rows else 0.0)
+        return self._averages
+
     def _check(self, db: sqlite3.Connection) -> None:
         row = db.execute("SELECT value FROM meta WHERE key = ?", (STAMP_KEY,)).fetchone()
         current = row[0] if row else None
-        if current != self._stamp or len(self._docs) + len(self._newest) > self.max_words:
+        if current != self._stamp or len(self._docs) + len(self._newest) + len(self._phrases) > self.max_words:
             self._docs.clear()
             self._newest.clear()
+            self._phrases.clear()
+            self._averages = None
             self._total = None
             self._stamp = current
