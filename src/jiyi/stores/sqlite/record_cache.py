@@ -4,9 +4,9 @@ A search reads some 60 candidate memories, and the same ones come back search af
 them (SqliteStore.get_many) took ~1.3 ms of a ~8 ms search at 10k memories, 0.6 of it SQL and 0.7 decoding.
 
 What is kept is not the MemoryRecord a caller gets but a tuple of its field values, with its lists as tuples. Each
-read builds a new record from it (2 us, against 10 to decode a row), so a caller may change what it gets - fields,
+read builds a new record from it (2.3 us, against 9.4 to decode a row), so a caller may change what it gets - fields,
 lists, metadata - without changing what the next caller reads. The tuples also spare the garbage collector: a
-record with its lists is eight objects it tracks, a tuple one or two (a tuple of strings is not tracked at all), and
+record with its lists is seven objects it tracks, an entry two (a tuple of strings alone is not tracked at all), and
 every full collection walks them all (see _indexed_words in core/retrieval.py).
 
 The store keeps it right: it drops every entry on a write it does not know to leave memories alone, on a rollback
@@ -27,9 +27,13 @@ from typing import Any
 
 from jiyi.records import MemoryRecord
 
-# A bound that holds every memory of a 10k-memory user twice over (a store's searched memories are what it keeps): an
-# entry takes ~1 kB with its strings (bench figure in the commit), so 20,000 are ~20 MB, and each is one or two
-# objects for the garbage collector where the vector cache holds numpy rows it never walks.
+# Every memory of a 10k-memory user twice over, or the memories searched most of a store with more. An entry took
+# ~0.95 kB (tracemalloc, the 10k store of bench/throughput.py), so 20,000 are ~20 MB beside the vector cache's 1.5 kB a
+# row; each is two objects the garbage collector tracks (the tuple, and its provenance tuple of SourceRefs): 20,000
+# entries made a gen-2 collection 19 -> 48 ms (median of 9, busy 2-core machine), where 20,000 MemoryRecords held as
+# they are (seven objects each) made it 84. A full collection comes once some 25 % more long-lived objects pile up:
+# rarely once the cache is full, while entries the collector does not track (enums, scope and SourceRefs rebuilt at
+# each read) took 6.7 us a read against 2.3 (decoding a row: 9.4), at each of a search's ~60 reads.
 MAX_CACHED_RECORDS = 20_000
 
 _FIELDS = MemoryRecord.__slots__
