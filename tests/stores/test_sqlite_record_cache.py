@@ -219,3 +219,28 @@ def test_freezing_and_thawing_keeps_every_field() -> None:
     thawed = thaw(freeze(record))
     assert thawed == record
     assert thawed.metadata["k"] is not record.metadata["k"]
+
+
+
+@pytest.mark.parametrize("write", ["update", "record access"])
+def test_a_write_between_a_read_and_its_decoding_is_not_hidden(write: str, store: SqliteStore,
+                                                               database: SqliteStore,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """get_many decodes the rows it read outside the store's lock, where another thread's write may commit: what it
+    decoded is then older than the file and must not be kept. The write is made from inside the decoding here (the
+    lock is free there, as it is for another thread), so the interleaving is the one every time."""
+    import jiyi.stores.sqlite.store as store_module
+
+    (record,) = add(store, "penguins waddle")
+    decode = store_module.values_to_memory
+    writes = {"update": lambda: store.update(replace(record, importance=0.9), None, None),
+              "record access": lambda: store.record_access([record.id], WHEN)}
+
+    def decode_while_a_write_commits(values: tuple[object, ...]) -> MemoryRecord:
+        monkeypatch.setattr(store_module, "values_to_memory", decode)
+        writes[write]()
+        return decode(values)
+
+    monkeypatch.setattr(store_module, "values_to_memory", decode_while_a_write_commits)
+    store.get_many([record.id])  # read before the write, decoded after it
+    assert store.get_many([record.id]) == database.get_many([record.id])
