@@ -16,7 +16,7 @@ from jiyi import build_embedder
 from jiyi.records import Event, HistoryEvent, MemoryRecord, Scope
 from jiyi.stores.sqlite import SqliteStore
 from jiyi.stores.sqlite import store as sqlite_store
-from jiyi.stores.sqlite.scope_keywords import fts_tokens
+from jiyi.stores.sqlite.scope_keywords import IndexedRow, ScopeKeywords, fts_tokens
 
 WORDS = ("上海 北京 猫 狗 咖啡 茶 跑步 游泳 医生 老师 妈妈 姐姐 生日 旅行 电影 失眠 加班 火锅 上班 海边 "
          "tea coffee hiking sister mother movie guitar café naïve runner running e_mail don't").split()
@@ -150,3 +150,24 @@ def test_fts_tokens_are_the_tokenizer_s(tmp_path: Path) -> None:
     for rowid, text in enumerate(texts, start=1):
         expected = [term for (term,) in db.execute("SELECT term FROM v WHERE doc = ? ORDER BY offset", (rowid,))]
         assert fts_tokens(text) == expected, text
+
+
+def test_an_index_built_while_a_write_lands_is_not_kept(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index is built outside the store's lock (other users' searches do not wait for it): a memory indexed
+    meanwhile would be missing from it, so it is dropped, the search asks FTS5, and the next search builds again."""
+    ann = Scope("ann")
+    _add(store, ["我和妈妈去上海", "coffee with my sister"], ann)
+    build = sqlite_store.ScopeKeywords.from_rows
+
+    def build_while_writing(rows: list[IndexedRow]) -> ScopeKeywords:
+        index = build(rows)
+        _add(store, ["妈妈明天来上海看我"], ann)  # lands between the rows read and the index kept
+        return index
+
+    monkeypatch.setattr(sqlite_store.ScopeKeywords, "from_rows", build_while_writing)
+    assert len(store.keyword_search(ann, ["上海"], 10)) == 2  # FTS5 answered, the new memory with it
+    assert ann not in store._keywords
+    monkeypatch.setattr(sqlite_store.ScopeKeywords, "from_rows", build)
+    assert len(store.keyword_search(ann, ["上海"], 10)) == 2
+    assert ann in store._keywords
+    _same(store, ann, [["上海"], ["妈妈", "coffee"]])

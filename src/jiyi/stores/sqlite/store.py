@@ -283,10 +283,10 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
     db_system = "sqlite"  # OpenTelemetry's db.system.name, on the spans of @store_call methods
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:", max_cached_vectors: int = 2_000_000,
-                 max_cached_keyword_rows: int = 500_000, max_cached_records: int = MAX_CACHED_RECORDS) -> None:
+                 max_cached_keyword_rows: int = 200_000, max_cached_records: int = MAX_CACHED_RECORDS) -> None:
         """`max_cached_vectors` bounds the in-process vector cache (rows over all scopes; 384-d e5 rows take
-        1.5 kB, so the default is about 3 GB at most); `max_cached_keyword_rows` the keyword indexes' (~0.5 kB a
-        row of a dozen words: ~250 MB); the scopes searched least recently are dropped first.
+        1.5 kB, so the default is about 3 GB at most); `max_cached_keyword_rows` the keyword indexes' (~1 kB a
+        row of a dozen words: ~200 MB); the scopes searched least recently are dropped first.
         `max_cached_records` bounds the decoded memories get_many keeps (record_cache.py)."""
         self.max_cached_vectors = max_cached_vectors
         self.max_cached_keyword_rows = max_cached_keyword_rows
@@ -319,6 +319,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         # Each scope's keyword index (scope_keywords.py), kept up to date by this store's writes, like the vectors.
         self._keywords: OrderedDict[Scope, ScopeKeywords] = OrderedDict()
         self._keyword_rows = 0
+        self._index_epoch = 0  # moves with every change to what keyword indexes hold: see keyword_search
         # Each user's current graph as searches read it (current_graph), dropped on any graph write here and, with the
         # vectors, when another process wrote to the file.
         self._graphs: OrderedDict[str, Graph] = OrderedDict()
@@ -371,6 +372,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         self._cached_rows = 0
         self._keywords.clear()
         self._keyword_rows = 0
+        self._index_epoch += 1
 
     def _check_foreign_writes(self) -> None:
         version = self._read_data_version()
@@ -415,12 +417,13 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         columns = (analyzed.terms, analyzed.chars, _scope_tokens(record.scope))
         db.execute("INSERT INTO memory_fts(rowid, terms, chars, scope) VALUES (?, ?, ?, ?)", (rowid, *columns))
         vocabulary.stamp(db)
+        self._index_epoch += 1
         return columns
 
-    @staticmethod
-    def _unindex(db: sqlite3.Connection, rowid: int) -> None:
+    def _unindex(self, db: sqlite3.Connection, rowid: int) -> None:
         db.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
         vocabulary.stamp(db)
+        self._index_epoch += 1
 
     @store_call("insert")
     def insert(self, records: Sequence[MemoryRecord], vectors: np.ndarray, history: Sequence[HistoryEvent]) -> None:
@@ -498,6 +501,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                 self._keywords_remove(row["rowid"], old_scope)
                 self._keywords_add(IndexedRow(row["rowid"], record.id, expires, *reindexed), record.scope)
             elif row["expiration_date"] != format_datetime(record.expiration_date):
+                self._index_epoch += 1
                 for scope, index in self._keywords.items():
                     if self._in_scope(old_scope, scope):
                         index.set_expiry(row["rowid"], expires)
@@ -870,9 +874,27 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             terms = [t for t in terms if t in frequencies]
             if not terms:
                 return []
-            if where is None and (found := self._ranked_in_memory(scope, terms, frequencies, limit,
-                                                                  include_expired)) is not None:
-                return found
+            if where is None:
+                self._check_foreign_writes()
+                index = self._keywords.get(scope)
+                if index is None:
+                    epoch, indexed_rows = self._index_epoch, self._indexed_rows(scope)
+        if where is None:
+            if index is None:
+                # Built outside the lock (0.1-0.3 s for 10k memories): other users' searches do not wait for it. Kept
+                # if the index did not change meanwhile; else this search asks FTS5, and the next one builds again.
+                built = ScopeKeywords.from_rows(indexed_rows)
+                with self._lock:
+                    self._check_foreign_writes()
+                    if self._index_epoch == epoch and scope not in self._keywords:
+                        self._keep_keywords(scope, built)
+            with self._lock:
+                index = self._keywords.get(scope)
+                if index is not None:
+                    self._keywords.move_to_end(scope)
+                    found = self._ranked_in_memory(index, terms, frequencies, limit, include_expired)
+                    if found is not None:
+                        return found
         if where is not None:
             params: list[Any] = [_keyword_query(scope, terms)]
             live = self._live_clause(params, include_expired, prefix="m.")
@@ -903,12 +925,10 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                                                       "rowid < ?", cut), key=lambda row: row[1])[:limit]
         return [ScoredId(row[0], -float(row[1])) for row in rows]
 
-    def _ranked_in_memory(self, scope: Scope, terms: list[str], frequencies: dict[str, int], limit: int,
+    def _ranked_in_memory(self, index: ScopeKeywords, terms: list[str], frequencies: dict[str, int], limit: int,
                           include_expired: bool) -> list[ScoredId] | None:
         """keyword_search without a filter, from the scope's keyword index (scope_keywords.py): what the SQL below
         answers, common words bounded the same way, scored the same; None for a query it leaves to FTS5."""
-        self._check_foreign_writes()
-        index = self._scope_keywords(scope)
         if not len(index):
             return []
         by_term = [(term, query_phrases([term])) for term in terms]
@@ -946,25 +966,21 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         best = candidates[np.argsort(-scores[candidates], kind="stable")[:limit]]
         return [ScoredId(index.ids[i], score) for i, score in zip(best.tolist(), scores[best].tolist(), strict=True)]
 
-    def _scope_keywords(self, scope: Scope) -> ScopeKeywords:
-        index = self._keywords.get(scope)
-        if index is not None:
-            self._keywords.move_to_end(scope)
-            return index
+    def _indexed_rows(self, scope: Scope) -> list[IndexedRow]:
         params: list[Any] = []
-        index = ScopeKeywords.from_rows([
-            IndexedRow(rowid, memory_id, datetime.fromisoformat(expires).timestamp() if expires else float("inf"),
-                       terms, chars, scope_tokens)
-            for rowid, memory_id, expires, terms, chars, scope_tokens in self._db.execute(
-                "SELECT m.rowid, m.id, m.expiration_date, f.terms, f.chars, f.scope FROM memories m "
-                f"JOIN memory_fts f ON f.rowid = m.rowid WHERE {_scope_sql(scope, params, 'm.')} "
-                "AND m.deleted_at IS NULL ORDER BY m.rowid", params)])
+        return [IndexedRow(rowid, memory_id, datetime.fromisoformat(expires).timestamp() if expires else float("inf"),
+                           terms, chars, scope_tokens)
+                for rowid, memory_id, expires, terms, chars, scope_tokens in self._db.execute(
+                    "SELECT m.rowid, m.id, m.expiration_date, f.terms, f.chars, f.scope FROM memories m "
+                    f"JOIN memory_fts f ON f.rowid = m.rowid WHERE {_scope_sql(scope, params, 'm.')} "
+                    "AND m.deleted_at IS NULL ORDER BY m.rowid", params)]
+
+    def _keep_keywords(self, scope: Scope, index: ScopeKeywords) -> None:
         self._keywords[scope] = index
         self._keyword_rows += len(index)
         while self._keyword_rows > self.max_cached_keyword_rows and len(self._keywords) > 1:
             _, evicted = self._keywords.popitem(last=False)
             self._keyword_rows -= len(evicted)
-        return index
 
     def _phrase_rows(self, phrase: Phrase) -> int:
         """The rows of the whole index holding a phrase (its column's document count for a single token)."""
