@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 import numpy as np
 
 from jiyi import tracing
+from jiyi.capability import CapabilityCheck
 from jiyi.core.injection import DEFAULT_BUDGET_CHARS, MEMORY_HEADER, inject, memory_block
 from jiyi.core.intent import (
     asks_about_now,
@@ -91,6 +92,7 @@ if TYPE_CHECKING:
     from jiyi.rerankers.base import Reranker
 
 log = logging.getLogger("jiyi.read")
+_awaits_queries = CapabilityCheck[AsyncQueries](AsyncQueries)  # asked on every search
 _T = TypeVar("_T")
 _Args = TypeVarTuple("_Args")
 
@@ -330,7 +332,7 @@ class ReadPath:
         """The query's vector and the ms it took, awaited outside the search threads when the embedder lets a
         coroutine wait (the scheduler): then every search in flight has its query queued at once, and the model embeds
         them in one call. (None, 0) for an embedder that only blocks: the search thread embeds the query itself."""
-        if not isinstance(self.embedder, AsyncQueries):
+        if not _awaits_queries(self.embedder):
             return None, 0.0
         started = time.perf_counter()
         vector = await self.embedder.aembed_query(query)

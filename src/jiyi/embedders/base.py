@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from jiyi.capability import CapabilityCheck
 from jiyi.text import has_cjk
 
 
@@ -109,6 +110,7 @@ class AsyncQueries(Protocol):
 
 
 DEFAULT_MAX_INPUT_CHARS = 8000
+_counts_tokens = CapabilityCheck[TokenWindow](TokenWindow)  # asked for every text embedded
 
 
 def fit_input(embedder: Embedder, text: str, *, query: bool = False) -> str:
@@ -116,7 +118,7 @@ def fit_input(embedder: Embedder, text: str, *, query: bool = False) -> str:
     counts tokens, the longest prefix of those within `max_input_tokens`. Texts within both bounds come back as they
     are, so their vectors are exactly what the model gives for the whole text."""
     text = text[:getattr(embedder, "max_input_chars", DEFAULT_MAX_INPUT_CHARS)]
-    if not isinstance(embedder, TokenWindow) or embedder.count_tokens(text, query=query) <= embedder.max_input_tokens:
+    if not _counts_tokens(embedder) or embedder.count_tokens(text, query=query) <= embedder.max_input_tokens:
         return text
     fits, too_long = 0, len(text)  # a bisection over prefix lengths: tokenizing 2,000 characters takes ~1 ms
     while too_long - fits > 1:

@@ -26,6 +26,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+from jiyi.capability import CapabilityCheck
 from jiyi.errors import Forbidden, Unauthorized
 from jiyi.filters import named_values, split_scope
 from jiyi.keys import ApiKey, KeyRegistry, KeyScope, active_keys, key_hash, keys_close_server, reopened
@@ -78,6 +79,7 @@ class _StoreNotNow:
 
 
 _FROM_MEMORY: ContextVar[bool] = ContextVar("jiyi_auth_from_memory", default=False)
+_keeps_keys = CapabilityCheck[KeyStore](KeyStore)  # asked on every request (has_user_keys)
 
 
 def presented_key(x_api_key: str | None, authorization: str | None) -> str | None:
@@ -111,7 +113,7 @@ class AccessPolicy:
 
     def _keys(self) -> _Keys | None:
         store = self._store() if self._store is not None else None
-        if not isinstance(store, KeyStore):
+        if not _keeps_keys(store):
             return None
         return cast(_Keys, _StoreNotNow()) if _FROM_MEMORY.get() else cast(_Keys, store)
 
