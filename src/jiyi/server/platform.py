@@ -56,7 +56,18 @@ from jiyi.server.responses import (
     answers,
 )
 from jiyi.server.responses import Summary as SummaryAnswer
-from jiyi.server.routes import CHANGED, COMMON_ERRORS, NOT_FOUND, Caller, Limits, MemoryDep, MetricsDep, _owned, state
+from jiyi.server.routes import (
+    CHANGED,
+    COMMON_ERRORS,
+    NOT_FOUND,
+    Caller,
+    Limits,
+    MemoryDep,
+    MetricsDep,
+    Server,
+    _owned,
+    state,
+)
 from jiyi.server.schemas import ErrorBody, as_messages
 from jiyi.views import entity_deletion
 
@@ -326,9 +337,9 @@ def _named_user(target: Target) -> str | None:
              responses=answers(PlatformResults | list[PlatformHit]))
 @router.post("/v2/memories/search/", include_in_schema=False)
 @router.post("/v1/memories/search/", include_in_schema=False)
-async def search_v3(body: PlatformSearch, m: MemoryDep, mx: MetricsDep, who: Caller, cap: Limits) -> Any:
+async def search_v3(body: PlatformSearch, served: Server, who: Caller) -> Any:
     """Hybrid search in one scope: {"results": [...]} (a bare list with output_format "v1.0")."""
-    return await _search(body, m, mx, who, cap)
+    return await _search(body, served.memory, served.metrics, who, served.limits)
 
 
 @router.get("/v1/memories/{memory_id}/", response_model=None, responses=answers(PlatformItem, NOT_FOUND))
