@@ -153,6 +153,14 @@ FIGURES: list[tuple[str, str, str]] = [
      "{pages/overview (counts, retention now~7~30 days, queue)/wall_p50_ms:.1f} ms on SQLite"),
     ("docs/benchmarks.md", "console-100k-postgresql-after.json",
      "{pages/overview (counts, retention now~7~30 days, queue)/wall_p50_ms:.1f} ms on PostgreSQL"),
+    ("docs/benchmarks.md", "throughput.json",
+     "Last full run (`throughput.json`), {servers/head} against {servers/baseline}"),
+    ("docs/benchmarks.md", "throughput.json",
+     "the model alone served {summary/model_sequential_queries_per_s:.1f} queries/s one at a time, "
+     "{summary/model_batch8_queries_per_s:.1f} in batches of 8"),
+    ("docs/benchmarks.md", "throughput.json",
+     "p50 {idle/head/p50_ms:.1f} ms, p99 {idle/head/p99_ms:.1f} ms ({servers/baseline}: {idle/baseline/p50_ms:.1f} / "
+     "{idle/baseline/p99_ms:.1f}; the model alone: p99 {summary/model_single_p99_ms:.2f} ms)"),
 ]
 
 QUIET = ("docs/benchmarks.md", "(`throughput-quiet-2k.json`, {servers/head} against {servers/baseline}): "

@@ -32,4 +32,4 @@ def test_the_readme_throughput_table_is_the_results_file() -> None:
                            f"{head['req_per_s'] / base['req_per_s']:.1f}",
                            f"{head['cpu_ms_per_search']:.0f}", f"{base['cpu_ms_per_search']:.0f}",
                            f"{head['cpu_ms_outside_model']:.0f}", f"{base['cpu_ms_outside_model']:.0f}"]
-    assert report["servers"]["baseline"] == "f0c704f"
+    assert report["servers"]["baseline"] == "91f4024"
