@@ -119,7 +119,7 @@ class ScopeKeywords:
     tokens over all three columns (bm25's document length).
 
     Rows are positions, in the order they came; a memory deleted or re-indexed leaves a dead row behind (its postings
-    stay, masked by `live`), so that an edit costs an append, not a rebuild of the scope (0.1-0.3 s at 10k rows). The
+    stay, masked by `live`), so that an edit costs an append, not a rebuild of the scope (~0.3 s CPU at 10k rows). The
     store drops an index whose dead rows pass a quarter. Not thread-safe: the store uses it under its lock."""
 
     def __init__(self) -> None:

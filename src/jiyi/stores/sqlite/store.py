@@ -881,7 +881,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                     epoch, indexed_rows = self._index_epoch, self._indexed_rows(scope)
         if where is None:
             if index is None:
-                # Built outside the lock (0.1-0.3 s for 10k memories): other users' searches do not wait for it. Kept
+                # Built outside the lock (~0.3 s CPU for 10k memories): other users' searches do not wait for it. Kept
                 # if the index did not change meanwhile; else this search asks FTS5, and the next one builds again.
                 built = ScopeKeywords.from_rows(indexed_rows)
                 with self._lock:
