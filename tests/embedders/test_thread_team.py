@@ -27,19 +27,19 @@ def test_free_cores_keep_the_whole_team_through_a_hiccup() -> None:
     team, calls, _ = _team()
     for seconds in (0.007, 0.008, 0.030, 0.007, 0.031, 0.032, 0.007):  # slow calls, never CONTENDED_CALLS in a row
         assert team.choose(1) == 2
-        team.observe_queries(1, 2, seconds)
+        team.observe_queries(1, 12, 2, seconds)
     assert calls == [] and team.switches == 0
 
 
 def test_busy_cores_get_one_thread_for_a_while_then_the_team_again() -> None:
     team, calls, clock = _team()
     team.choose(2)
-    team.observe_queries(2, 2, 0.014)  # the pace on free cores: 7 ms a query
+    team.observe_queries(2, 24, 2, 0.014)  # the pace on free cores: 7 ms a query
     for _ in range(CONTENDED_CALLS):
         assert team.choose(2) == 2
-        team.observe_queries(2, 2, 0.040)  # 20 ms a query against 7
+        team.observe_queries(2, 22, 2, 0.040)  # 20 ms a query against 7
     assert team.choose(2) == 1 and calls == [1]
-    team.observe_queries(2, 1, 0.030)  # one thread's calls say nothing about the cores
+    team.observe_queries(2, 24, 1, 0.030)  # one thread's calls say nothing about the cores
     assert team.choose(LARGE_BATCH) == 2  # a large batch pays for the barrier even on busy cores
     assert team.choose(3) == 1
     clock.now += CONTENDED_SECONDS + 0.1
@@ -47,12 +47,18 @@ def test_busy_cores_get_one_thread_for_a_while_then_the_team_again() -> None:
     assert calls == [1, 2, 1, 2]
 
 
-def test_a_batch_size_is_compared_with_its_own_pace() -> None:
+def test_a_call_is_compared_with_calls_of_its_size() -> None:
+    """A /context query of a whole conversation (hundreds of tokens) is no slow two-word query: calls are compared
+    with the fastest of about as many tokens."""
     team, _, _ = _team()
-    team.observe_queries(8, 2, 8 * 0.003)  # batches are cheaper per query: not the pace of a single query
+    team.observe_queries(1, 10, 2, 0.007)
     for _ in range(CONTENDED_CALLS):
-        team.observe_queries(1, 2, 0.0075)
+        team.observe_queries(1, 250, 2, 0.060)  # long queries: no busy cores
+        team.observe_queries(1, 11, 2, 0.0075)
     assert team.choose(1) == 2
+    for _ in range(CONTENDED_CALLS):
+        team.observe_queries(1, 240, 2, 0.200)  # the same long queries, now 3x their pace
+    assert team.choose(1) == 1
 
 
 def test_the_engine_s_team_is_steered_on_its_own_thread() -> None:

@@ -16,7 +16,8 @@ with the team of two and 67-76 with one (OMP_NUM_THREADS=1; interleaved rounds),
 with two and 22 with one. So the team is chosen per call, on the engine's one calling thread: a batch of
 LARGE_BATCH queries or more always gets the whole team (its layers are long enough to pay for the barrier); a
 smaller one gets the whole team unless recent calls showed the cores busy — CONTENDED_CALLS query calls of the
-whole team in a row that each took more than CONTENDED_RATIO times the fastest seen for their batch size — and then
+whole team in a row that each took more than CONTENDED_RATIO times the fastest call seen of about their size (their
+tokens, within a factor of two: a /context query of a whole conversation is no slow two-word query) — and then
 one thread for the next CONTENDED_SECONDS, after which the whole team is tried again. (With one slow call enough,
 idle searches one after another switched back and forth.) Passages follow the same choice but do not set it (their
 cost varies with their length).
@@ -32,7 +33,7 @@ import time
 from collections.abc import Callable
 
 LARGE_BATCH = 16
-CONTENDED_RATIO = 2.0
+CONTENDED_RATIO = 2.5
 CONTENDED_CALLS = 3  # in a row: one slow call is a hiccup (an idle search's query p99 is ~2x its p50)
 CONTENDED_SECONDS = 3.0
 
@@ -48,7 +49,7 @@ class ThreadTeam:
         self.read_threads = read_threads  # the calling thread's team as the runtime has it (tests)
         self._clock = clock
         self._current = full
-        self._fastest: dict[int, float] = {}  # batch size bucket -> fastest seconds per query of the whole team
+        self._fastest: dict[int, float] = {}  # tokens' bit length -> the whole team's fastest call of that size
         self._contended_until = 0.0
         self._slow_calls = 0
         self.switches = 0  # times the team changed size (tests, metrics)
@@ -64,27 +65,22 @@ class ThreadTeam:
             self.switches += 1
         return wanted
 
-    def observe_queries(self, batch: int, threads: int, seconds: float) -> None:
-        """What a query call of `batch` texts took with `threads`: a whole-team call much slower than the fastest
-        seen for its size means the cores are busy."""
-        if threads != self.full or batch >= LARGE_BATCH or batch <= 0:
+    def observe_queries(self, batch: int, tokens: int, threads: int, seconds: float) -> None:
+        """What a query call of `batch` texts, `tokens` in all, took with `threads`: a whole-team call much slower
+        than the fastest of its size means the cores are busy."""
+        if threads != self.full or batch >= LARGE_BATCH or tokens <= 0:
             return
-        bucket = _bucket(batch)
-        per_query = seconds / batch
-        fastest = self._fastest.get(bucket)
-        if fastest is None or per_query < fastest:
-            self._fastest[bucket] = per_query
-        if fastest is None or per_query <= CONTENDED_RATIO * fastest:
+        size = tokens.bit_length()
+        fastest = self._fastest.get(size)
+        if fastest is None or seconds < fastest:
+            self._fastest[size] = seconds
+        if fastest is None or seconds <= CONTENDED_RATIO * fastest:
             self._slow_calls = 0
             return
         self._slow_calls += 1
         if self._slow_calls >= CONTENDED_CALLS:
             self._slow_calls = 0
             self._contended_until = self._clock() + CONTENDED_SECONDS
-
-
-def _bucket(batch: int) -> int:
-    return min(batch.bit_length(), LARGE_BATCH.bit_length())  # 1, 2-3, 4-7, 8-15
 
 
 def openmp_team(package_file: str) -> ThreadTeam | None:
