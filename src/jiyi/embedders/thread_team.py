@@ -28,7 +28,6 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
-import threading
 import time
 from collections.abc import Callable
 
@@ -93,10 +92,6 @@ def openmp_team(package_file: str) -> ThreadTeam | None:
     full = int(runtime.omp_get_max_threads())
     if full <= 1:
         return None
-    lock = threading.Lock()  # omp_set_num_threads is per calling thread; the lock only keeps two callers in order
-
-    def set_threads(n: int) -> None:
-        with lock:
-            runtime.omp_set_num_threads(int(n))
-
-    return ThreadTeam(full, set_threads, read_threads=lambda: int(runtime.omp_get_max_threads()))
+    # omp_set_num_threads sets the calling thread's team: ThreadTeam is called from the engine's one thread.
+    return ThreadTeam(full, lambda n: runtime.omp_set_num_threads(int(n)),
+                      read_threads=lambda: int(runtime.omp_get_max_threads()))

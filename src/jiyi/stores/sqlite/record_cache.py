@@ -43,12 +43,15 @@ _LISTS = tuple(_FIELDS.index(name) for name in
 _METADATA = _FIELDS.index("metadata")
 _ACCESS_COUNT = _FIELDS.index("access_count")
 _LAST_ACCESSED = _FIELDS.index("last_accessed_at")
-# thaw() below spells the fields out in this order: a field added to MemoryRecord must be added there too.
-assert _LISTS == (15, 17, 18, 19, 20) and _METADATA == 16 and len(_FIELDS) == 29, _FIELDS
 
 _FLAT = (str, int, float, bool, type(None))
 # The constructor called with positional values, which mypy cannot count in a tuple of Any.
 _record: Callable[..., MemoryRecord] = MemoryRecord
+
+
+def _own_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    # Metadata is the caller's JSON: a nested list or object is copied whole, so no reader shares it either.
+    return dict(metadata) if all(isinstance(v, _FLAT) for v in metadata.values()) else copy.deepcopy(metadata)
 
 
 def freeze(record: MemoryRecord) -> tuple[Any, ...]:
@@ -56,19 +59,17 @@ def freeze(record: MemoryRecord) -> tuple[Any, ...]:
     values = list(_values_of(record))
     for i in _LISTS:
         values[i] = tuple(values[i])
-    metadata = values[_METADATA]
-    # Metadata is the caller's JSON: a nested list or object is copied whole, so no reader shares it either.
-    values[_METADATA] = dict(metadata) if all(isinstance(v, _FLAT) for v in metadata.values()) \
-        else copy.deepcopy(metadata)
+    values[_METADATA] = _own_metadata(values[_METADATA])
     return tuple(values)
 
 
 def thaw(values: tuple[Any, ...]) -> MemoryRecord:
     """A new record from frozen values, with lists and metadata of its own."""
-    metadata = values[_METADATA]
-    metadata = dict(metadata) if all(isinstance(v, _FLAT) for v in metadata.values()) else copy.deepcopy(metadata)
-    return _record(*values[:15], list(values[15]), metadata, list(values[17]), list(values[18]),
-                   list(values[19]), list(values[20]), *values[21:])
+    fields = list(values)
+    for i in _LISTS:
+        fields[i] = list(fields[i])
+    fields[_METADATA] = _own_metadata(fields[_METADATA])
+    return _record(*fields)
 
 
 class RecordCache:

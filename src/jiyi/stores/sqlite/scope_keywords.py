@@ -190,10 +190,12 @@ class ScopeKeywords:
         if row is not None:
             self._expires[row] = expires
 
-    def live(self, now: float | None) -> np.ndarray:
-        """The rows of live memories (not expired at `now`, unless None)."""
-        alive = np.array(self._alive, dtype=bool)
-        return alive if now is None else alive & (np.array(self._expires, dtype=np.float64) > now)
+    def alive(self) -> np.ndarray:
+        """The rows of memories still indexed here (expired ones too)."""
+        return np.array(self._alive, dtype=bool)
+
+    def unexpired(self, now: float) -> np.ndarray:
+        return np.array(self._expires, dtype=np.float64) > now
 
     def rowids(self) -> np.ndarray:
         return np.array(self._rowids, dtype=np.int64)
@@ -281,13 +283,18 @@ class Statistics:
         return np.asarray([max(np.log((self.rows - n + 0.5) / (n + 0.5)), MIN_IDF) for n in self.phrase_rows])
 
 
+def length_terms(index: ScopeKeywords, statistics: Statistics) -> np.ndarray | None:
+    """bm25's k1 * (1 - b + b * size / average size) of each row (None: an empty index, nothing scores)."""
+    return K1 * (1 - B + B * index.sizes() / statistics.average_size) if statistics.average_size else None
+
+
 def bm25_scores(index: ScopeKeywords, phrases: Sequence[Phrase], postings: Sequence[tuple[np.ndarray, np.ndarray]],
-                statistics: Statistics) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's bm25 for these phrases (higher is better: FTS5's rank negated) and whether any phrase matched it."""
+                statistics: Statistics, lengths: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's bm25 for these phrases (higher is better: FTS5's rank negated) and whether any phrase matched it;
+    `lengths`: length_terms()."""
     n = len(index)
     scores = np.zeros(n, dtype=np.float64)
     matched = np.zeros(n, dtype=bool)
-    lengths = K1 * (1 - B + B * index.sizes() / statistics.average_size) if statistics.average_size else None
     for phrase, (rows, counts), idf in zip(phrases, postings, statistics.idf(), strict=True):
         if rows.size == 0 or lengths is None:
             continue

@@ -79,6 +79,7 @@ from jiyi.stores.sqlite.scope_keywords import (
     ScopeKeywords,
     Statistics,
     bm25_scores,
+    length_terms,
     query_phrases,
 )
 from jiyi.stores.sqlite.sql_filters import to_sql
@@ -938,10 +939,11 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         if len(found) < len(postings):
             return None
         rows, average_size = self._vocabulary.averages(self._db)
-        statistics = Statistics(rows, average_size, [self._phrase_rows(phrase) for phrase in phrases])
-        scores, matched = bm25_scores(index, phrases, found, statistics)
-        alive = index.live(None)
-        matched &= alive if include_expired else index.live(datetime.now(UTC).timestamp())
+        statistics = Statistics(rows, average_size, self._phrase_rows(phrases))
+        lengths = length_terms(index, statistics)
+        scores, matched = bm25_scores(index, phrases, found, statistics, lengths)
+        alive = index.alive()
+        matched &= alive if include_expired else alive & index.unexpired(datetime.now(UTC).timestamp())
         common = {term for term in terms if frequencies[term] > KEYWORD_COMMON_ROWS}
         if common:  # as the SQL below: memories older than the newest KEYWORD_COMMON_ROWS that a common word matches
             # are ranked by the rare words alone (a mask, not np.unique: 30 us, not 650)
@@ -958,7 +960,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                 rare = [(phrase, p, n) for phrase, p, n, is_it
                         in zip(phrases, found, statistics.phrase_rows, is_common, strict=True) if not is_it]
                 rare_scores, rare_matched = bm25_scores(index, [r[0] for r in rare], [r[1] for r in rare],
-                                                        Statistics(rows, average_size, [r[2] for r in rare]))
+                                                        Statistics(rows, average_size, [r[2] for r in rare]), lengths)
                 older = rowids < cut
                 scores[older] = rare_scores[older]
                 matched &= ~older | rare_matched
@@ -982,13 +984,14 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             _, evicted = self._keywords.popitem(last=False)
             self._keyword_rows -= len(evicted)
 
-    def _phrase_rows(self, phrase: Phrase) -> int:
-        """The rows of the whole index holding a phrase (its column's document count for a single token)."""
-        if not phrase.tokens:
-            return 0
-        if len(phrase.tokens) == 1:
-            return self._vocabulary.docs(self._db, [(phrase.column, phrase.tokens[0])])[phrase.column, phrase.tokens[0]]
-        return self._vocabulary.phrase_rows(self._db, f"{phrase.column}:{_fts_phrase(' '.join(phrase.tokens))}")
+    def _phrase_rows(self, phrases: Sequence[Phrase]) -> list[int]:
+        """The rows of the whole index holding each phrase (a single token's: its column's document count), read
+        through the vocabulary's cache in two calls, not one a phrase."""
+        words = self._vocabulary.docs(self._db, [(p.column, p.tokens[0]) for p in phrases if len(p.tokens) == 1])
+        matches = self._vocabulary.phrase_rows(
+            self._db, [f"{p.column}:{_fts_phrase(' '.join(p.tokens))}" for p in phrases if len(p.tokens) > 1])
+        return [0 if not p.tokens else words[p.column, p.tokens[0]] if len(p.tokens) == 1
+                else matches[f"{p.column}:{_fts_phrase(' '.join(p.tokens))}"] for p in phrases]
 
     def _ranked(self, match: str, limit: int, include_expired: bool, rowids: str = "1",
                 *bounds: int) -> list[tuple[str, float]]:

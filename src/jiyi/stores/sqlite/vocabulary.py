@@ -79,13 +79,16 @@ class Vocabulary:
             self._newest[key] = row[0] if row else None
         return self._newest[key]
 
-    def phrase_rows(self, db: sqlite3.Connection, match: str) -> int:
-        """How many rows of the whole index a phrase query (`chars:"上 海"`) finds: bm25's IDF of that phrase."""
+    def phrase_rows(self, db: sqlite3.Connection, matches: Sequence[str]) -> dict[str, int]:
+        """How many rows of the whole index each phrase query (`chars:"上 海"`) finds: bm25's IDF of that phrase."""
+        if not matches:
+            return {}
         self._check(db)
-        if match not in self._phrases:
-            self._phrases[match] = int(db.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?",
-                                                  (match,)).fetchone()[0])
-        return self._phrases[match]
+        for match in matches:
+            if match not in self._phrases:
+                self._phrases[match] = int(db.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?",
+                                                      (match,)).fetchone()[0])
+        return {match: self._phrases[match] for match in matches}
 
     def averages(self, db: sqlite3.Connection) -> tuple[int, float]:
         """The index's rows and their average size in tokens over all columns, as FTS5's bm25 reads them (its
