@@ -51,23 +51,32 @@ def test_a_write_is_checkpointed_within_the_interval_by_the_thread(tmp_path: Pat
     store.close()
 
 
-def test_steady_writes_keep_the_log_bounded(tmp_path: Path) -> None:
-    """Commits back to back: a checkpoint beside them never copies the whole log, so without the finishing pass under
-    the store's lock the log would grow until the backstop (~10 pages a write: 800 writes, ~8,000 frames, ~30 MiB).
-    FINISH_PAGES lowered to see it in a second."""
-    store, ids = _store_with(tmp_path, 400)
+def _log_after_steady_writes(directory: Path, finish_pages: int) -> int:
+    """The log's high mark (bytes) after 800 commits back to back, the thread passing every 20 ms and finishing a log
+    past `finish_pages` under the store's lock."""
+    store, ids = _store_with(directory, 400)
     store._checkpointer.close()  # type: ignore[union-attr]
-    store._checkpointer = Checkpointer(str(tmp_path / "m.db"), store._lock, interval=0.02)
+    store._checkpointer = Checkpointer(str(directory / "m.db"), store._lock, interval=0.02)
     original = checkpoints.FINISH_PAGES
-    checkpoints.FINISH_PAGES = 200
+    checkpoints.FINISH_PAGES = finish_pages
     try:
         for i in range(800):
             store.record_access(ids[(i * 7) % 400:(i * 7) % 400 + 7], datetime.now(UTC))
-        wal = (tmp_path / "m.db-wal").stat().st_size  # a log is reused from its start, never shrunk: its high mark
-        assert wal < 8 * 1024 * 1024, wal
+        return (directory / "m.db-wal").stat().st_size  # a log is reused from its start, never shrunk: its high mark
     finally:
         checkpoints.FINISH_PAGES = original
         store.close()
+
+
+def test_steady_writes_keep_the_log_bounded(tmp_path: Path) -> None:
+    """Commits back to back: a checkpoint beside them never copies the whole log, so without the finishing pass under
+    the store's lock the log grows until the backstop (~10 pages a write: 800 writes, ~27 MiB). FINISH_PAGES lowered
+    to see it in a second. How far past it the log gets depends on how many commits land between the thread's passes
+    (8.7 MiB on an idle 2-core machine once record_access got faster, 9.2 in a busy CI run): compared with the same
+    writes without the finishing pass, not with a fixed size."""
+    bounded = _log_after_steady_writes(tmp_path / "finishing", 200)
+    unbounded = _log_after_steady_writes(tmp_path / "passive-only", 10**9)
+    assert bounded < unbounded / 2, (bounded, unbounded)
 
 
 def test_a_checkpoint_drops_none_of_the_store_s_caches(tmp_path: Path) -> None:
