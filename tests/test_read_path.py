@@ -624,3 +624,34 @@ def test_asked_how_things_are_now_only_a_newer_memory_comes_along(tmp_path: Path
             injected = [m["id"] for m in memory.context(question, user_id="u")["memories"]]
             assert injected[0] == ids["周末好爽"]
             assert (ids["周末在家"] in injected) is (order == "pottery last"), order
+
+
+class CountingEmbedder(BrokenEmbedder):
+    """Notes how many searches the process had in flight when each query was embedded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[int] = []
+
+    def embed_query(self, text: str) -> np.ndarray:
+        from jiyi.in_flight import SEARCHES
+
+        self.seen.append(SEARCHES.count())
+        return self.inner.embed_query(text)
+
+
+def test_a_search_counts_as_in_flight_until_it_answers_even_when_it_fails(tmp_path: Path) -> None:
+    """The e5 thread team reads this count (embedders/thread_team.py): a search is counted while its query is
+    embedded, and uncounted after its answer, a failure included."""
+    from jiyi.in_flight import SEARCHES
+
+    embedder = CountingEmbedder()
+    memory = Memory(_async=AsyncMemory(build_store(f"sqlite:///{tmp_path / 'c.db'}"), embedder))
+    with memory:
+        add_raw(memory, ["Jesica is my sister"])
+        before = SEARCHES.count()
+        assert memory.search("Who is Jesica?", user_id="u")["results"]
+        embedder.fail = True
+        memory.search("Who is Jesica?", user_id="u")  # degrades to keywords, still answers
+        assert embedder.seen == [before + 1, before + 1]
+        assert SEARCHES.count() == before

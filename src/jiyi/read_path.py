@@ -82,6 +82,7 @@ from jiyi.daemon_pool import DaemonThreadPool
 from jiyi.embedders.base import AsyncQueries, Embedder
 from jiyi.errors import BackendUnavailable, ConfigError
 from jiyi.filters import Node, matches
+from jiyi.in_flight import SEARCHES
 from jiyi.llms.base import LLM, LLMError, LLMTimeout
 from jiyi.records import Category, Clock, MemoryRecord, Scope, SearchHit, utcnow
 from jiyi.stores.base import MemoryStore
@@ -264,7 +265,7 @@ class ReadPath:
         """Hybrid search, reranked when a reranker is configured (and `rerank` is not False). With `refresh` the
         memories returned count as reviewed. `timeout` bounds the whole call (DeadlineExceeded)."""
         started = time.perf_counter()
-        with tracing.span("jiyi.search") as span:
+        with tracing.span("jiyi.search") as span, SEARCHES.one():
             try:
                 retrieval = await asyncio.wait_for(self._search(request, rerank, refresh, started), timeout)
             except TimeoutError:

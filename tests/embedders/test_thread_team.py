@@ -47,6 +47,23 @@ def test_busy_cores_get_one_thread_for_a_while_then_the_team_again() -> None:
     assert calls == [1, 2, 1, 2]
 
 
+def test_searches_beyond_the_call_get_one_thread_at_once() -> None:
+    """Searches in flight that the call does not embed are ranking memories on the cores: one thread, from the first
+    call, without waiting for slow calls to show it; the whole team again once they are done."""
+    calls: list[int] = []
+    in_flight = [1]
+    team = ThreadTeam(2, calls.append, clock=Clock(), searches_in_flight=lambda: in_flight[0])
+    assert team.choose(1) == 2  # a lone search: the whole team
+    in_flight[0] = 3
+    assert team.choose(3) == 2  # every search in flight is in this call
+    assert team.choose(1) == 1 and team.choose(2) == 1
+    assert team.choose(LARGE_BATCH) == 2  # a large batch pays for the barrier even beside other work
+    assert team.choose(1) == 1
+    in_flight[0] = 0  # a passage while nobody searches
+    assert team.choose(1) == 2
+    assert calls == [1, 2, 1, 2]
+
+
 def test_a_call_is_compared_with_calls_of_its_size() -> None:
     """A /context query of a whole conversation (hundreds of tokens) is no slow two-word query: calls are compared
     with the fastest of about as many tokens."""

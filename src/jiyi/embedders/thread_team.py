@@ -15,12 +15,22 @@ A server under a few clients is in the second case: `jiyi serve` on 10k memories
 with the team of two and 67-76 with one (OMP_NUM_THREADS=1; interleaved rounds), and idle queries took 16 ms at p50
 with two and 22 with one. So the team is chosen per call, on the engine's one calling thread: a batch of
 LARGE_BATCH queries or more always gets the whole team (its layers are long enough to pay for the barrier); a
-smaller one gets the whole team unless recent calls showed the cores busy — CONTENDED_CALLS query calls of the
-whole team in a row that each took more than CONTENDED_RATIO times the fastest call seen of about their size (their
-tokens, within a factor of two: a /context query of a whole conversation is no slow two-word query) — and then
-one thread for the next CONTENDED_SECONDS, after which the whole team is tried again. (With one slow call enough,
-idle searches one after another switched back and forth.) Passages follow the same choice but do not set it (their
-cost varies with their length).
+smaller one gets one thread when
+
+* the process has more searches in flight than the call embeds (jiyi/in_flight.py): the others are ranking and
+  reading memories, or about to, on the cores the team would wait for. The process's own load, known at once; or
+* recent calls showed the cores busy with work it cannot see (another process): CONTENDED_CALLS query calls of the
+  whole team in a row that each took more than CONTENDED_RATIO times the fastest call seen of about their size
+  (their tokens, within a factor of two: a /context query of a whole conversation is no slow two-word query) - then
+  one thread for the next CONTENDED_SECONDS, after which the whole team is tried again. (With one slow call enough,
+  idle searches one after another switched back and forth.)
+
+and the whole team otherwise. Timing alone missed the process's own load: 8 clients on 10k memories slowed the
+team's calls ~2x, under the ratio, and the server stayed at the team's pace: 60.0 / 62.7 searches/s against 67.0 /
+67.7 with the searches in flight counted (bench/results/throughput-gate-2026-11-28d.json, interleaved rounds). At
+2k memories, where a search's own work is lighter, the rates were alike (59.5 vs 61.8, rounds 50-72 either way)
+on 1.35 cores instead of 1.5-1.65. Passages follow the same choice but do not set the timing (their cost varies
+with their length).
 """
 
 from __future__ import annotations
@@ -30,6 +40,8 @@ import glob
 import os
 import time
 from collections.abc import Callable
+
+from jiyi.in_flight import SEARCHES
 
 LARGE_BATCH = 16
 CONTENDED_RATIO = 2.5
@@ -42,8 +54,10 @@ class ThreadTeam:
     omp_set_num_threads). Called from the engine's one thread only."""
 
     def __init__(self, full: int, set_threads: Callable[[int], None], *,
-                 clock: Callable[[], float] = time.monotonic, read_threads: Callable[[], int] | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, read_threads: Callable[[], int] | None = None,
+                 searches_in_flight: Callable[[], int] = lambda: 0) -> None:
         self.full = full
+        self._searches_in_flight = searches_in_flight
         self._set_threads = set_threads
         self.read_threads = read_threads  # the calling thread's team as the runtime has it (tests)
         self._clock = clock
@@ -56,7 +70,7 @@ class ThreadTeam:
     def choose(self, batch: int) -> int:
         """The team for a call of `batch` texts, set before the call."""
         wanted = self.full
-        if batch < LARGE_BATCH and self._clock() < self._contended_until:
+        if batch < LARGE_BATCH and (self._searches_in_flight() > batch or self._clock() < self._contended_until):
             wanted = 1
         if wanted != self._current:
             self._set_threads(wanted)
@@ -94,4 +108,5 @@ def openmp_team(package_file: str) -> ThreadTeam | None:
         return None
     # omp_set_num_threads sets the calling thread's team: ThreadTeam is called from the engine's one thread.
     return ThreadTeam(full, lambda n: runtime.omp_set_num_threads(int(n)),
-                      read_threads=lambda: int(runtime.omp_get_max_threads()))
+                      read_threads=lambda: int(runtime.omp_get_max_threads()),
+                      searches_in_flight=SEARCHES.count)
