@@ -161,6 +161,10 @@ FIGURES: list[tuple[str, str, str]] = [
     ("docs/benchmarks.md", "throughput.json",
      "p50 {idle/head/p50_ms:.1f} ms, p99 {idle/head/p99_ms:.1f} ms ({servers/baseline}: {idle/baseline/p50_ms:.1f} / "
      "{idle/baseline/p99_ms:.1f}; the model alone: p99 {summary/model_single_p99_ms:.2f} ms)"),
+    ("docs/benchmarks.md", "throughput-gate-2026-11-28d.json",  # rounds 8-11: 10k memories, 8 clients
+     "took 8 clients on 10k memories from {rounds/9/req_per_s:.1f} / {rounds/10/req_per_s:.1f} to "
+     "{rounds/8/req_per_s:.1f} / {rounds/11/req_per_s:.1f} searches/s (`throughput-gate-2026-11-28d.json`); under "
+     "that load the model is busy {rounds/8/model_busy_share:.0p} % of the time"),
 ]
 
 QUIET = ("docs/benchmarks.md", "(`throughput-quiet-2k.json`, {servers/head} against {servers/baseline}): "
