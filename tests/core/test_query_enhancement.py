@@ -83,7 +83,9 @@ def test_rewrite_output_is_cleaned_to_one_line(answer: str, expected: str | None
                                    "any ideas for a birthday gift?",
                                    # a noun between what and should, shall, and ideas asked for at the end
                                    "What snacks should I pack for the trip?", "What shall I make for lunch?",
-                                   "wanna do something active this weekend, any ideas?"])
+                                   "wanna do something active this weekend, any ideas?",
+                                   "下周去海边潜水，要注意什么？", "带老人坐高铁有啥要注意的", "自驾去西藏的注意事项",
+                                   "面包店里哪种好一点", "这几款耳机哪款比较好"])
 def test_requests_for_advice_are_recognised(query: str) -> None:
     assert asks_for_advice(query)
 
@@ -91,7 +93,7 @@ def test_requests_for_advice_are_recognised(query: str) -> None:
 @pytest.mark.parametrize("query", ["你今天有什么不一样？", "我妹妹叫什么来着", "When did I move to Shanghai?",
                                    "哈哈好的", "我周末去哪了", "人死了以后会去哪", "我昨天买了什么",
                                    "推荐我吃泰式咖喱的人是谁", "Who recommended the pizza?",
-                                   "你吃了啥", "我昨天做了啥"])
+                                   "你吃了啥", "我昨天做了啥", "路上注意安全", "哪天好呢我看看"])
 def test_other_questions_are_not_requests_for_advice(query: str) -> None:
     assert not asks_for_advice(query)
 
@@ -101,14 +103,16 @@ def test_other_questions_are_not_requests_for_advice(query: str) -> None:
                                    "记不记得我上回说的那家店", "我跟你说过我妹在哪上学吧", "我说过我不吃香菜",
                                    "咱家那只猫几岁来着",
                                    "Do you remember my trainer's name?", "What was the name of my dog again?",
-                                   "Did I ever tell you where my sister lives?", "remember when I went to Porto?"])
+                                   "Did I ever tell you where my sister lives?", "remember when I went to Porto?",
+                                   "上回搬家那个事你还记得不", "do you remember the wedding in the rain?"])
 def test_a_question_that_asks_to_be_reminded_is_recognised(query: str) -> None:
     assert asks_to_be_reminded(query)
 
 
 @pytest.mark.parametrize("query", ["明天周几来着", "你还记得吗？", "记得带伞", "我妹妹叫小雨", "今天好累",
                                    "I remember my first bike.", "What was the weather like?", "what is my dog's name",
-                                   "remember to call me"])
+                                   "remember to call me", "你还记得不", "do you remember?", "你记得今天几号吗",
+                                   "你还记得是多少不", "do you remember what it was?"])
 def test_other_questions_do_not_ask_to_be_reminded(query: str) -> None:
     # Not about the user ("明天周几来着"), no subject to look for ("你还记得吗？": the conversation before it is
     # searched), a statement, or a plain question.

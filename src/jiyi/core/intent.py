@@ -21,7 +21,9 @@ _ADVICE_ZH = re.compile(
     r"(?:该|应该|要|可以|能|想)去哪|去哪[里儿]?(?:玩|吃|逛|旅[游行]|度假|约会|过|比较好|好)|"
     # 啥 and 咋 are how 什么 and 怎么 are said in chat (有啥办法, 寄啥好, 咋办): every form takes either.
     r"做(?:什么|啥)菜|做点(?:什么|啥)|点(?:什么|啥)|有(?:什么|啥)好|(?:什么|啥)好呢|(?:有|用)?(?:什么|啥)办法|"
-    r"(?:怎么|咋)办|(?:怎么|咋)选|选哪|哪个好|适合|帮我[选挑想找订安排]|出出主意|给点意见|安排一下"
+    r"(?:怎么|咋)办|(?:怎么|咋)选|选哪|哪[个些种样家款][比较]*好|适合|帮我[选挑想找订安排]|出出主意|给点意见|安排一下|"
+    # Asking what to watch out for is asking for advice ("爬山有啥要注意的", "要注意什么", "注意事项").
+    r"注意(?:些|点)?(?:什么|啥)|要注意的|注意事项"
 )
 _ADVICE_EN = re.compile(
     r"\b(recommend\w*|suggest\w*|advice|advise|ideas? for|any (tips|ideas)|tips for|where should (i|we)|"
@@ -160,8 +162,27 @@ _REMINDER = re.compile(
 _FIRST_PERSON = re.compile(r"[我咱俺]|\b(?:I|my|me|mine|we|our|us)\b", re.IGNORECASE)
 
 
+# ...or asked of the assistant's memory outright, about something ("过年那档子事你还记得不", "do you remember the
+# storm?"): what it would remember is what it was told. Not the bare question ("你还记得吗？"), which names nothing.
+_ASKS_ITS_MEMORY = re.compile(
+    r"你(?:还)?(?:记得|记不记得)|\b(?:do|did|can|could) you (?:still )?(?:remember|recall)\b", re.IGNORECASE)
+_CONTENT = re.compile(r"[\u4e00-\u9fff]|[^\W\d_]+")  # a Chinese character or an alphabetic word
+# Characters that ask or point rather than name ("你还记得是多少不", "你还记得那个吗"): a question of these alone
+# names nothing to look for.
+_FUNCTION_CHARACTERS = frozenset("是的了吗呢吧啊呀嘛不没有个些这那哪谁啥什么怎样么多少几时候还也都就你我他她它们在")
+
+
+def _asks_its_memory_about_something(query: str) -> bool:
+    if not _ASKS_ITS_MEMORY.search(query):
+        return False
+    rest = _CONTENT.findall(_REMINDER.sub(" ", _ASKS_ITS_MEMORY.sub(" ", query)))
+    named = [t for t in rest if t not in _FUNCTION_CHARACTERS and t.casefold() not in ENGLISH_STOPWORDS]
+    return len(named) >= 2
+
+
 def asks_to_be_reminded(query: str) -> bool:
-    return bool(_REMINDER.search(query)) and bool(_FIRST_PERSON.search(query))
+    return bool(_REMINDER.search(query)) and (bool(_FIRST_PERSON.search(query))
+                                              or _asks_its_memory_about_something(query))
 
 
 # Who a question is about: the one asking ("do I…", "my sister…", "我…", "咱家…"), or the two of them ("are we…").
