@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from jiyi.core import entity_homes_en, entity_names_en
-from jiyi.core.entity_claims import ME, Claim, Ref, named, pronoun
+from jiyi.core.entity_claims import ME, Claim, Ref, kin_of, named, pronoun
 from jiyi.core.not_names import not_a_name_en
 
 _I = re.IGNORECASE
@@ -116,9 +116,17 @@ _TERM_NAME_START = re.compile(
     r"^(?P<adj>" + _ADJECTIVES + r")(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + r")\s+(?:(?:named|called)\s+)?"
     r"(?P<name>[A-Z][a-zA-Z-]+|[a-z]+)\b", _I)
 
+# Someone known by whose relative they are, as a subject: "my mum", "her husband", "Priya's brother" (not "my old
+# boss": who that was is not who the graph holds now)
+_KIN_SUBJECT = (r"(?i:(?:my|our|his|her|their)\s+(?:(?:older|younger|little|big|baby|twin|elder|eldest|youngest|"
+                r"step|half|lil|young)\s+)*(?:" + _KIN_TERMS + r"))(?![\w-])|[A-Z][a-zA-Z-]+['’]s\s+(?i:"
+                + _KIN_TERMS + r")(?![\w-])")
+_PREPOSITION_AFTER = re.compile(r"\s+(?:at|in|to|for|with|as|from|on|into|about|by)\b", _I)
+_KIN_PHRASE = re.compile(r"(?P<owner>(?i:my|our|his|her|their)|[A-Z][a-zA-Z-]+['’]s)\s+(?:[a-z]+\s+)*?"
+                         r"(?P<term>(?i:" + _KIN_TERMS + r"))", _I)
 # Who a relation is about: "I", a pronoun, a name or two ("Fiona and Graeme moved to ..."), or, where a sentence
 # opens with its verb ("Moved to Amstelveen.", "Handed in notice at Yoco."), the user.
-_SUBJECT = (r"(?:(?:^|(?<=\s))(?P<subj>I|i|we|We|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
+_SUBJECT = (r"(?:(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|I|i|we|We|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
             r"(?:\s+(?:and|&)\s+(?P<subj2>[A-Z][a-zA-Z-]+))?"
             r"(?:'s|'re|'m|'ve|\s+is|\s+are|\s+am|\s+was|\s+has|\s+have|\s+had|\s+just|\s+also|\s+now|\s+finally|"
             r"\s+recently|\s+still|\s+currently|\s+already|\s+officially)*\s+"
@@ -183,7 +191,7 @@ _SOLD = re.compile(r"\b(?P<verb>sold|gave\s+away|sell|selling)\s+(?P<det>my\s+|o
 _GONE_THING = re.compile(r"\b(?P<thing>[A-Z][a-zA-Z0-9-]+)(?:'s|\s+is)\s+gone\b")
 # Who is what where, said with a copula: "she's an ER nurse at St Vincent's", "I'm a junior dev at Canva", "he works
 # as a paralegal for Baker & Co". The role noun picks the relation; a patient or a regular is nobody's employee.
-_WHO = r"(?:^|(?<=\s))(?P<subj>I|i|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
+_WHO = r"(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|I|i|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
 _ROLE_AT = re.compile(
     _WHO + r"(?:'s|'m|'re|\s+is|\s+am|\s+are|\s+was|\s+works\s+as|\s+worked\s+as|\s+started\s+as)"
     r"(?:\s+(?:now|still|currently|also|just|finally))?\s+(?:a|an)\s+(?P<role>(?:[\w-]+\s+){0,2}?[\w-]+)\s+"
@@ -263,6 +271,12 @@ def _is_name(word: str) -> bool:
 def _subject(word: str | None) -> Ref:
     if word is None or word.casefold() in ("i", "we"):
         return ME
+    kin = _KIN_PHRASE.fullmatch(word)
+    if kin is not None:
+        owner = _owner(kin.group("owner"))[0] if kin.group("owner").casefold() in ("my", "our", "his", "her", "their") \
+            else named(_POSSESSIVE_S.sub("", kin.group("owner")))
+        term = kin.group("term").casefold()
+        return kin_of(owner, KIN[term][0], f"my {term}" if owner is ME else None)
     if word.casefold() in ("he", "she", "they"):
         return pronoun(word.casefold())
     return named(word)
@@ -321,15 +335,19 @@ def _introduce(owner_words: str, adjectives: str, term: str, name: str, died: bo
 
 def _naming(sentence: str, lowercase: bool) -> list[Claim]:
     found: list[Claim] = []
+    named_at: set[int] = set()
     for m in _MY_TERM_NAME.finditer(sentence):
         name = _POSSESSIVE_S.sub("", m.group("name"))
         if not _is_name(name) or (name.islower() and not lowercase):
             continue  # "my aunt believed in me", "my car broke": a writer who capitalises would write a name so
+        if name.islower() and _PREPOSITION_AFTER.match(sentence, m.end()):
+            continue  # "my mum works at the post office": a verb, which a preposition follows and a name seldom does
         if m.group("owner").casefold() not in ("my", "our") and (m.group("term")[0].isupper() or (
                 "," in m.group() and not _CLOSES_APPOSITION.match(sentence, m.end()))):
             continue  # "Ruby cried leaving her best mate, Isla couldn't care less": Isla starts a clause; "called
             # her Aunt Linda": a title, not whose aunt she is
         found += _introduce(m.group("owner"), m.group("adj"), m.group("term"), name, bool(_DIED.search(sentence)))
+        named_at.add(m.start())
     for m in _NAMES_TERM_NAME.finditer(sentence):
         owner, name = m.group("owner"), _POSSESSIVE_S.sub("", m.group("name"))
         if not (_is_name(owner) and _is_name(name)) or (not lowercase and (owner.islower() or name.islower())) \
@@ -361,8 +379,10 @@ def _naming(sentence: str, lowercase: bool) -> list[Claim]:
     for m in _MY_TERM_ALONE.finditer(sentence):
         alias = f"{m.group('owner').lower()} {m.group('term').lower()}"
         rest = sentence[m.end():]
-        if alias in introduced or rest.startswith("'s") or _MY_TERM_NAME.match(sentence, m.start()):
-            continue  # named right here ("my wife Lena"), or someone else's ("my boss's wife")
+        if alias in introduced or rest.startswith("'s") or m.start() in named_at or \
+                _PREPOSITION_AFTER.match(sentence, m.end()):
+            continue  # named right here ("my wife Lena"), someone else's ("my boss's wife"), or a role somewhere
+            # ("my partner on the green", "my manager at tjs"): not the one partner or boss of the user's life
         term = m.group("term").casefold()
         found.append(Claim(named(term, "person", alias), KIN[term][0], ME))
     start = _TERM_NAME_START.match(sentence)
@@ -517,7 +537,8 @@ _OBJECT_PRONOUN = {"me": "I", "us": "we", "him": "he", "her": "she", "them": "th
 
 def _is_subject(word: str) -> bool:
     """A pronoun or a name: not "Yesterday" or "Honestly" opening a sentence."""
-    return word.casefold() in ("i", "we", "he", "she", "they") or _is_name(word)
+    return word.casefold() in ("i", "we", "he", "she", "they") or _is_name(word) or \
+        _KIN_PHRASE.fullmatch(word) is not None
 
 
 def _endings(sentence: str) -> list[Claim]:

@@ -14,7 +14,7 @@ import re
 import rjieba
 
 from jiyi.core import entity_names_zh, organisations_zh, places_zh
-from jiyi.core.entity_claims import ME, Claim, Ref, named, pronoun
+from jiyi.core.entity_claims import ME, Claim, Ref, kin_of, named, pronoun
 from jiyi.core.not_names import not_a_name_zh
 
 KIN: dict[str, tuple[str, str | None]] = {
@@ -87,7 +87,8 @@ _LIVES = re.compile(r"(?:住在|搬到了?|搬去了?|搬来了?|租在|定居�
 _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
 # 搬到Subang了, 住在Cheras: a place abroad written in Latin letters, capitalised as a name is
 _LATIN_PLACE = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)*")
-_IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都)在(?P<place>[\u4e00-\u9fff]{2,4})$")  # 我女朋友小鹿也在深圳
+# 我女朋友小鹿也在深圳; 房子在宝安, 新家在滨江: a home is where one lives (not 老家在…: where one is from)
+_IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都|房子|(?<!老)家)在(?P<place>[\u4e00-\u9fff]{2,4})$")
 _COMPANY_NAMED = re.compile(r"(?P<place>[\u4e00-\u9fff]{2,4})(?:一家|那家|的一家).{0,16}?(?:公司|学校|医院|店)\s*"
                             r"(?:叫|名叫)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
 # 跟俺弟弟住, 婆婆跟我们住一起, 我们一起住在滨江: a shared home (not 住院, 住酒店: a stay)
@@ -192,6 +193,13 @@ def _starts_word(clause: str, start: int) -> bool:
 
 # 我妈… / 俺弟弟… at the start of a clause: that person is its subject (我们 is the user and someone, still the user's)
 _MY_KIN_AT_START = re.compile(r"^(?:我|俺|咱)(?!们)(?:家的?|的)?(?P<term>" + _KIN_TERMS + r")")
+# 他妈…, 她老公…, 老周的女儿…, 豆豆他爸…: someone's relative at the start of a clause is its subject (not 他妈的, a
+# curse)
+_THEIR_KIN_AT_START = re.compile(r"^(?:(?P<pron>他|她)|(?P<name>[A-Za-z]+|[\u4e00-\u9fff]{2,3}?)(?:的|他|她))"
+                                 r"(?:的|家的?)?(?P<term>" + _KIN_TERMS + r")(?!的)")
+# 小名娟子, 大名叫刘德强: another name of whom the clauses before were about; they stay its subject
+_ANOTHER_NAME = re.compile(r"^(?:小名|大名|外号|昵称|网名|英文名|全名|乳名)(?:叫做?|是)?"
+                           r"(?P<name>[A-Za-z][A-Za-z'-]+|[\u4e00-\u9fff]{2,3})$")
 _LITTLE_NAME_AT_START = re.compile(r"^[小阿](?:[A-Za-z]+|[\u4e00-\u9fff])")
 _LITTLE_LATIN = re.compile(r"[小阿][A-Za-z]+")
 # 我的小店… / 我家的车…: the user's thing is the subject, not the user (我家 alone is the user's home: 我家在…)
@@ -248,7 +256,9 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
         had = _HAS_ONE.search(clause[:m.start()]) if owner is None else None
         if had is not None:  # 老周有个女儿婷婷: 老周's daughter; 我有个妹妹小雨: mine
             whose = had.group("whose")
-            owner_said = ME if whose in ("我", "俺", "咱", "") else named(whose)
+            # 邻居老许有个儿子: the owner is the name that ends what comes before, not 居老许
+            person = next((r for i in range(len(whose) - 1) if (r := _person_named(whose[i:])) is not None), None)
+            owner_said = ME if whose in ("我", "俺", "咱", "") else person or named(whose)
             if term in KIN:
                 found.append(Claim(named(name, "person", *([term, f"我{term}"] if owner_said is ME else [])),
                                    KIN[term][0], owner_said))
@@ -276,12 +286,21 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
             return claim.subject  # "我表姐叫小雅 在北京做产品经理": what follows is about 小雅
     mine = _MY_KIN_AT_START.match(clause)
     if mine:
-        return named(mine.group("term"))  # 我妈腰不好 回咸阳了: 我妈 went back, not I
+        term = mine.group("term")
+        return kin_of(ME, KIN[term][0], term)  # 我妈腰不好 回咸阳了: 我妈 went back, not I
+    theirs = _THEIR_KIN_AT_START.match(clause)
+    if theirs and _ends_word(clause, theirs.end("term")):
+        owner = pronoun(_PRONOUN_WORD[theirs.group("pron")]) if theirs.group("pron") else _person_named(
+            theirs.group("name"))
+        # someone's relative, whoever that someone is: never the user, so nobody when the owner is not a person
+        return kin_of(owner, KIN[theirs.group("term")][0]) if owner is not None else None
     if _MY_THING_AT_START.match(clause) and not _NAMING.match(clause):
         return None
     if clause.startswith(("我", "俺", "咱")):
         return ME
     if clause[0] in "他她它佢" and not clause.startswith(("他们", "她们")):
+        if _owns_what_follows(clause):
+            return None  # 她姐夫在上海, 他公司在滨江: about what is hers or his, which the graph does not hold
         return pronoun(_PRONOUN_WORD[clause[0]])
     little = _LITTLE_NAME_AT_START.match(clause)
     if little:
@@ -297,6 +316,29 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         # that name or nobody; a place or company said as where (美团那边已经离职) leaves the subject as it was
         return named(first[0])
     return running
+
+
+def _owns_what_follows(clause: str) -> bool:
+    """The pronoun opening the clause is followed by a noun it owns (她 姐夫, 他 公司), not by what it does."""
+    words = [(w, t) for w, t in rjieba.tag(clause[:12]) if w.strip()]
+    return len(words) > 1 and words[0][0] in _PRONOUN_WORD and words[1][1].startswith("n")
+
+
+def _ends_word(clause: str, end: int) -> bool:
+    """A word of the clause ends here (她姐 in 她姐姐 or 她姐在…, not in 她姐夫: a brother-in-law)."""
+    at = 0
+    for word in rjieba.cut(clause):
+        at += len(word)
+        if at >= end:
+            return at == end
+    return False
+
+
+def _person_named(said: str) -> Ref | None:
+    """The name a whole word is, if it is one (老许 as much as 许亮: the dictionary tags 老许 an adverb)."""
+    if said in KIN or said in _TIME_WORDS or not_a_name_zh(said) or said[0] in "我你他她它这那":
+        return None
+    return named(said) if _name_at(said) == said or _is_person_name(said) else None
 
 
 def _is_proper_noun_phrase(candidate: str) -> bool:
@@ -458,6 +500,11 @@ def claims(text: str) -> list[Claim]:
     running: Ref | None = ME
     clauses = [clause for clause in _CLAUSES.split(text) if clause]
     for clause in clauses:
+        another = _ANOTHER_NAME.match(clause)
+        if another and running is not None and running.name and running.kind == "person" and \
+                another.group("name") not in KIN:
+            found.append(Claim(named(running.name, "person", another.group("name"))))
+            continue
         introduced = _naming(clause, text)
         running = _subject_of(clause, running, introduced)
         found += introduced

@@ -1,0 +1,91 @@
+"""Relations of the other people in a user's life, said with the person as the clause's subject by whose relative
+they are ("my mum works at …", "her husband …", 他妈…, 老周的女儿…) rather than by name: core/entities.py resolves
+such a subject to the one the graph holds in that relation, and to nobody when it holds none or two. Sentences
+written for these tests, not taken from a set."""
+
+from __future__ import annotations
+
+from jiyi.stores.entities import USER
+from tests.core.test_entities import relations, run
+
+
+def test_my_parent_as_a_subject_is_the_parent_the_graph_knows() -> None:
+    graph, _ = run("My mum called this morning.", "My mum works at the Royal Infirmary now.")
+    assert ("mum", "works_at", "Royal Infirmary") in relations(graph)
+    assert (USER, "works_at", "Royal Infirmary") not in relations(graph)
+
+
+def test_a_lowercase_verb_after_a_kinship_term_is_not_a_name() -> None:
+    graph, _ = run("my dad works at the depot on weekends")
+    assert ("dad", "father_of", USER) in relations(graph)
+    assert not any(e.name == "works" for e in graph.entities.values())
+
+
+def test_her_husband_is_the_husband_the_graph_knows_of_her() -> None:
+    graph, _ = run("My sister Nadia married Omar last spring.", "Her husband Omar is lovely.",
+                   "She says her husband works at Siemens.")
+    assert ("Omar", "works_at", "Siemens") in relations(graph)
+    assert ("Nadia", "works_at", "Siemens") not in relations(graph)
+
+
+def test_someone_elses_relative_the_graph_does_not_know_gets_nothing() -> None:
+    graph, _ = run("My friend Kemal is great.", "His brother moved to Izmir.")
+    assert not any(r[1] == "lives_in" for r in relations(graph))  # not Kemal, and nobody the graph holds
+
+
+def test_my_sister_is_found_by_the_words_she_was_introduced_with() -> None:
+    graph, _ = run("My sister Ines is a chemist.", "my sister moved to Porto last week")
+    assert ("Ines", "lives_in", "Porto") in relations(graph)
+    assert (USER, "lives_in", "Porto") not in relations(graph)
+
+
+def test_a_former_boss_is_not_the_boss_the_graph_holds() -> None:
+    graph, _ = run("My boss Greta is strict.", "My old boss moved to Vienna.")
+    assert not any(r[1] == "lives_in" for r in relations(graph))
+
+
+def test_a_role_somewhere_is_not_the_one_of_the_users_life() -> None:
+    graph, _ = run("My partner on the squash ladder beat me again.")
+    assert relations(graph) == set()
+
+
+def test_chinese_their_relative_at_the_start_of_a_clause() -> None:
+    graph, _ = run("我女儿小敏嫁给了阿峰", "小敏的老公叫阿峰 人挺实在", "她老公在宁波上班")
+    assert ("阿峰", "lives_in", "宁波") in relations(graph)
+    assert ("小敏", "lives_in", "宁波") not in relations(graph)
+
+
+def test_chinese_a_name_and_their_relative() -> None:
+    graph, _ = run("邻居老许有个儿子叫许亮", "老许的儿子在杭州工作")
+    assert ("许亮", "lives_in", "杭州") in relations(graph)
+    assert ("老许", "lives_in", "杭州") not in relations(graph)
+
+
+def test_chinese_a_relative_the_graph_does_not_hold_is_nobody() -> None:
+    graph, _ = run("我同事小刘人很好", "他妈在昆明上班")
+    assert not any(r[1] == "lives_in" for r in relations(graph))  # not 小刘: his mother, whom nothing names
+
+
+def test_chinese_a_noun_after_the_pronoun_is_what_is_theirs() -> None:
+    graph, _ = run("我表姐叫小雅", "她公司在苏州", "她姐夫在上海上班")
+    assert not any(r[1] == "lives_in" for r in relations(graph))
+
+
+def test_chinese_a_curse_is_not_a_mother() -> None:
+    graph, _ = run("我室友叫阿成", "他妈的又在深圳加班")
+    assert not any(r[0] != USER and r[1] == "lives_in" for r in relations(graph) if r[0] != "阿成")
+
+
+def test_chinese_another_name_keeps_the_subject() -> None:
+    graph, _ = run("儿子叫王磊 小名石头 在武汉读大学")
+    [wang_lei] = [e for e in graph.entities.values() if e.name == "王磊"]
+    assert "石头" in wang_lei.aliases
+    assert ("王磊", "lives_in", "武汉") in relations(graph) or any(
+        r[0] == "王磊" and r[1] in ("studies_at", "attends") for r in relations(graph))
+    assert not any(e.name == "小名" for e in graph.entities.values())
+
+
+def test_chinese_a_home_is_where_one_lives_not_a_home_town() -> None:
+    graph, _ = run("我哥叫张涛", "我哥房子在苏州", "我老家在潍坊")
+    assert ("张涛", "lives_in", "苏州") in relations(graph)
+    assert (USER, "lives_in", "潍坊") not in relations(graph)
