@@ -89,3 +89,26 @@ def test_chinese_a_home_is_where_one_lives_not_a_home_town() -> None:
     graph, _ = run("我哥叫张涛", "我哥房子在苏州", "我老家在潍坊")
     assert ("张涛", "lives_in", "苏州") in relations(graph)
     assert (USER, "lives_in", "潍坊") not in relations(graph)
+
+
+def test_after_and_the_subject_is_whom_the_clause_before_was_about() -> None:
+    graph, _ = run("My cousin Ravi is a teacher and lives in Bristol.", "I run a bakery and live in Hove.")
+    assert {("Ravi", "lives_in", "Bristol"), (USER, "lives_in", "Hove")} <= relations(graph)
+    assert (USER, "lives_in", "Bristol") not in relations(graph)
+
+
+def test_after_and_in_a_relative_clause_nothing_is_said_of_the_speaker() -> None:
+    graph, _ = run("I met Sarah, who works at Ocado and lives in Luton.")
+    assert not any(r[0] == USER and r[1] in ("works_at", "lives_in") for r in relations(graph))
+
+
+def test_a_name_then_a_pronoun_is_one_person() -> None:
+    graph, _ = run("My friend Dan is back.", "They introduced me to Maria, she's a pilot and lives in Lisbon.")
+    assert ("Maria", "lives_in", "Lisbon") in relations(graph)
+    assert ("Dan", "lives_in", "Lisbon") not in relations(graph)
+
+
+def test_several_named_together_move_together_and_no_one_is_passed_over_for_a_name() -> None:
+    graph, _ = run("Priya, Dev and the twins moved to Reading last week.")
+    assert {("Priya", "lives_in", "Reading"), ("Dev", "lives_in", "Reading")} <= relations(graph)
+    assert not any(e.name.casefold().startswith("the") for e in graph.entities.values())

@@ -126,12 +126,25 @@ _KIN_PHRASE = re.compile(r"(?P<owner>(?i:my|our|his|her|their)|[A-Z][a-zA-Z-]+['
                          r"(?P<term>(?i:" + _KIN_TERMS + r"))", _I)
 # Who a relation is about: "I", a pronoun, a name or two ("Fiona and Graeme moved to ..."), or, where a sentence
 # opens with its verb ("Moved to Amstelveen.", "Handed in notice at Yoco."), the user.
+# A list of them ("Imran, Sana and the baby moved to …"), or, after "and", whoever the sentence was about before it
+# ("she's a dentist and lives in Leicester").
 _SUBJECT = (r"(?:(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|I|i|we|We|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
-            r"(?:\s+(?:and|&)\s+(?P<subj2>[A-Z][a-zA-Z-]+))?"
+            r"(?P<subj2>(?:\s*,\s*[A-Z][a-zA-Z-]+)*\s+(?:and|&)\s+(?:" + _KIN_SUBJECT + r"|[A-Z][a-zA-Z-]+|"
+            r"(?i:the|our|their)\s+[a-z]+))?"
             r"(?:'s|'re|'m|'ve|\s+is|\s+are|\s+am|\s+was|\s+has|\s+have|\s+had|\s+just|\s+also|\s+now|\s+finally|"
             r"\s+recently|\s+still|\s+currently|\s+already|\s+officially)*\s+"
+            r"|(?P<after_and>(?<=\band\s))"
             r"|^(?!(?i:my|our|his|her|their|your|its|the|a|an|this|that|these|those)\b)"
             r"(?:(?i:just|finally|officially|recently|now)\s+)?)")
+# Who a clause of the sentence is about, where it starts (at the start or after a comma) with a verb after it
+# ("My cousin Ravi is …": Ravi, introduced by whose relative he is)
+_CLAUSE_SUBJECT = re.compile(r"(?:^|[,:]\s+)(?:(?P<pron>I|i|we|We|he|He|she|She|they|They)(?=['’]|\s)|"
+                             r"(?:(?i:my|our|his|her|their)\s+(?:[a-z]+\s+){0,2}?(?i:" + _KIN_TERMS + r"),?\s+)?"
+                             r"(?P<subj>" + _KIN_SUBJECT + r"|[A-Z][a-zA-Z-]+)(?=['’](?:s|m|re|ve)\b|\s+(?:is|was|are|"
+                             r"am|were|has|had|have|just|also|still|now|[a-z]+ed|[a-z]+s)\b))")
+_ONE_NAME = re.compile(r"[A-Z][a-zA-Z-]+")
+_RELATIVE = re.compile(r"\b(?:who|which|that|whose|whom)\b", _I)
+_LIST_ITEM = re.compile(r"\s*(?:,|\b(?:and|&)\b)\s*")
 _ORG_NOUNS = (r"(?:company|startup|start-up|firm|fintech|agency|school|cafe|café|restaurant|shop|bakery|clinic|"
               r"hospital|church|club|gym|charity|nonprofit|bank|store|studio|practice|bar|pub|hotel|farm|centre|"
               r"center|lab|team|band|brand|business)")
@@ -394,16 +407,42 @@ def _naming(sentence: str, lowercase: bool) -> list[Claim]:
     return found
 
 
+_NAME_THEN_COMMA = re.compile(r"(?:^|(?<=[\s:]))(?P<name>[A-Z][a-zA-Z-]+),\s*$")
+
+
+def _named_just_before(sentence: str, start: int) -> Ref | None:
+    """"Zainab, she's a dentist": the name a pronoun repeats, said just before it."""
+    said = _NAME_THEN_COMMA.search(sentence, 0, start)
+    return named(said.group("name"), "person") if said is not None and _is_name(said.group("name")) else None
+
+
 def _subjects(m: re.Match[str]) -> list[Ref]:
-    """Who a relation pattern's subject is: "I", a pronoun, a name, two names ("Fiona and Graeme moved to ..."), or
-    nobody said: the user ("Moved to Amstelveen.")."""
+    """Who a relation pattern's subject is: "I", a pronoun, a name, a list ("Fiona and Graeme moved to ...",
+    "Imran, Sana and the baby moved to ..."), after "and" the subject of the clause it continues, or nobody said:
+    the user ("Moved to Amstelveen.")."""
+    if m.group("after_and") is not None:
+        before = m.string[:m.start()]
+        said = list(_CLAUSE_SUBJECT.finditer(before))
+        if not said or _RELATIVE.search(before, said[-1].end()):
+            return []  # "… Sarah, who works at Google and lives in Leeds": Sarah, whom nothing here resolves
+        subject = said[-1].group("pron") or said[-1].group("subj")
+        if not _is_subject(subject):
+            return []
+        return [_named_just_before(m.string, said[-1].start("pron")) or _subject(subject)] if said[-1].group("pron") \
+            else [_subject(subject)]
     first = _subject(m.group("subj"))
+    if first.pronoun is not None:
+        first = _named_just_before(m.string, m.start("subj")) or first
     if m.group("subj") is not None and not _is_subject(m.group("subj")):
         return []
-    second = m.group("subj2")
-    if second and _is_name(second):  # two named together do something: they are people
-        return [first if first.name is None else named(first.name, "person"), named(second, "person")]
-    return [first]
+    if not m.group("subj2"):
+        return [first]
+    # several named together do something: they are people; an item that is no one ("the baby") is passed over
+    others = [_subject(item) for item in _LIST_ITEM.split(m.group("subj2")) if item and _is_subject(item)
+              and (_ONE_NAME.fullmatch(item) or _KIN_PHRASE.fullmatch(item))]
+    if first.name is not None and first.kind is None and first.owner is None:
+        first = named(first.name, "person")
+    return [first, *(named(o.name, "person") if o.name is not None and o.kind is None else o for o in others)]
 
 
 _POSSESSIVE_S = re.compile(r"['’]s$")
@@ -449,7 +488,7 @@ def _places_and_work(sentence: str, lowercase: bool = False) -> list[Claim]:
         found += [Claim(ME, "works_at", left), Claim(ME, "works_at", left, ends=True), *_located(sentence, m, left)]
     for m in _STUDIES.finditer(sentence):
         school = named(_org(m.group("org")), "organisation")
-        found += [Claim(_subject(m.group("subj")), "studies_at", school), *_located(sentence, m, school)]
+        found += [Claim(who, "studies_at", school) for who in _subjects(m)] + _located(sentence, m, school)
     for m in _LIVES.finditer(sentence):
         place = named(_place(m.group("place")), "place")
         found += [Claim(who, "lives_in", place) for who in _subjects(m)] + _part_of(sentence, m, place)
