@@ -112,3 +112,19 @@ def test_several_named_together_move_together_and_no_one_is_passed_over_for_a_na
     graph, _ = run("Priya, Dev and the twins moved to Reading last week.")
     assert {("Priya", "lives_in", "Reading"), ("Dev", "lives_in", "Reading")} <= relations(graph)
     assert not any(e.name.casefold().startswith("the") for e in graph.entities.values())
+
+
+def test_chinese_a_workplace_described_then_named() -> None:
+    graph, _ = run("我表哥叫周航", "表哥在南京一家做芯片的公司上班 公司叫芯原微")
+    assert {("周航", "works_at", "芯原微"), ("芯原微", "located_in", "南京")} <= relations(graph)
+    assert (USER, "works_at", "芯原微") not in relations(graph)
+
+
+def test_chinese_a_name_not_given_is_no_workplace() -> None:
+    graph, _ = run("我在一家公司上班 叫什么不重要", "我同学叫王悦")
+    assert not any(r[1] == "works_at" for r in relations(graph))
+
+
+def test_chinese_a_described_workplace_is_not_where_anyone_lives() -> None:
+    graph, _ = run("我妹妹叫林娜", "妹妹在海淀一家外企做财务")
+    assert not any(r[1] == "lives_in" for r in relations(graph))

@@ -80,6 +80,10 @@ _WORK = re.compile(r"(?:在|去|加入了?)(?P<org>[A-Za-z][\w&.-]*|(?:(?!在)[\
 _AT_SCHOOL = re.compile(r"(?:在|转到了?|转学到|转进了?|考上了?)"
                         r"(?P<org>(?:(?!在|转|我|你|他|她)[\u4e00-\u9fffA-Za-z]){2,12}?"
                         r"(?:" + "|".join(organisations_zh.SCHOOLS) + r"))(?:了|读书|上学|念书)?$")
+# 公司叫云栈科技, 叫金凤: the name of an organisation described in the clause before
+_NAMED_LATER = re.compile(r"^(?P<noun>(?:公司|厂|店|那家|这家|单位)(?:的名字)?)?(?:叫做?|名叫|名字叫)"
+                          r"(?P<org>[A-Za-z][\w&. -]*|[\u4e00-\u9fff]{2,8})$")
+_NOT_A_NAME_SAID = re.compile(r"什么|啥|不|没|忘")  # 叫什么不重要, 叫啥忘了
 _JOINED = re.compile(r"(?:入职|跳槽到|跳槽去|加入|offer签了?)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
 _ADMITTED = re.compile(r"(?:保研到|考研考到)(?P<org>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:录取|了|$)|"
                        r"被(?P<by>[\u4e00-\u9fffA-Za-z]{2,6}?)录取")  # not 被差评了: 被 alone is any passive
@@ -361,6 +365,12 @@ def _place_or_org(subject: Ref, candidate: str, verb: str) -> list[Claim]:
     return [Claim(subject, relation, _organisation(placed)), *_where_placed(placed)]
 
 
+def _described(candidate: str) -> organisations_zh.Placed | None:
+    """一家外企, 深圳一家做跨境电商的公司: an organisation said by what it is (its places apart), not by its name."""
+    placed = organisations_zh.split_places(candidate)
+    return placed if placed.name.startswith(_SOME) else None
+
+
 def _organisation(placed: organisations_zh.Placed) -> Ref:
     aliases = [placed.said] if placed.said != placed.name else []
     return named(placed.name, "organisation", *aliases)
@@ -499,7 +509,18 @@ def claims(text: str) -> list[Claim]:
             found.append(Claim(named(name, "person", term, f"我{term}"), KIN[term][0], ME))
     running: Ref | None = ME
     clauses = [clause for clause in _CLAUSES.split(text) if clause]
+    described: tuple[Ref, str, organisations_zh.Placed] | None = None  # who works where, said without its name
     for clause in clauses:
+        later = _NAMED_LATER.match(clause)
+        if later and described is not None and not _NOT_A_NAME_SAID.search(later.group("org")) and (
+                later.group("noun") or _is_proper_noun_phrase(later.group("org"))):
+            # 我在滨江一家做电商的公司写后端 公司叫云栈科技: the name of the one described; 叫 alone after it too
+            who, relation, placed = described
+            org = named(later.group("org"), "organisation")
+            found.append(Claim(who, relation, org))
+            found += [Claim(org, "located_in", named(placed.places[-1], "place"))] if placed.places else []
+            described = None
+            continue
         another = _ANOTHER_NAME.match(clause)
         if another and running is not None and running.name and running.kind == "person" and \
                 another.group("name") not in KIN:
@@ -507,6 +528,9 @@ def claims(text: str) -> list[Claim]:
             continue
         introduced = _naming(clause, text)
         running = _subject_of(clause, running, introduced)
+        if running is not None and (work := _WORK.search(clause)) and not _wished(clause, work.start()) and \
+                (somewhere := _described(work.group("org"))) is not None:
+            described = (running, _VERB_KIND.get(work.group("verb"), "works_at"), somewhere)
         found += introduced
         if running is not None:
             found += _relations(clause, running) + _endings(clause, running)
