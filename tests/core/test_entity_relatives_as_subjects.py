@@ -128,3 +128,29 @@ def test_chinese_a_name_not_given_is_no_workplace() -> None:
 def test_chinese_a_described_workplace_is_not_where_anyone_lives() -> None:
     graph, _ = run("我妹妹叫林娜", "妹妹在海淀一家外企做财务")
     assert not any(r[1] == "lives_in" for r in relations(graph))
+
+
+def test_chinese_someone_came_to_where_the_user_is() -> None:
+    graph, _ = run("我爸来成都看我了 待一周")
+    assert (USER, "lives_in", "成都") in relations(graph)
+    assert ("爸", "lives_in", "成都") not in relations(graph)  # a visit, not a move
+
+
+def test_chinese_a_wish_to_come_places_nobody() -> None:
+    graph, _ = run("我妈想来成都住一阵", "他们原来成都人")
+    assert not any(r[1] == "lives_in" for r in relations(graph))
+
+
+def test_a_colleague_works_where_the_user_works() -> None:
+    graph, _ = run("I work at Monzo.", "My colleague Aoife is hilarious.")
+    assert ("Aoife", "works_at", "Monzo") in relations(graph)
+
+
+def test_a_boss_named_as_the_user_leaves_worked_where_the_user_did() -> None:
+    graph, _ = run("Last day at Ocado. My manager, Grace, gave a speech.")
+    assert ("Grace", "works_at", "Ocado") in relations(graph)
+
+
+def test_a_colleague_with_no_workplace_known_works_nowhere_said() -> None:
+    graph, _ = run("My colleague Aoife is hilarious.")
+    assert not any(r[1] == "works_at" for r in relations(graph))

@@ -42,6 +42,7 @@ BECOMES = {"engaged": ("fiance_of", "fiancee_of"), "married": ("husband_of", "wi
 _ONE_HOLDER = COUPLE | {"mother_of", "father_of", "mother_in_law_of", "father_in_law_of", "boss_of", "landlord_of"}
 _SHARED_HOME = frozenset({"lives_with", "roommate_of", "flatmate_of", "housemate_of"})
 _BOSSES = frozenset({"boss_of", "supervisor_of"})
+_WORKMATES = _BOSSES | {"coworker_of"}
 _SPOUSES = frozenset({"husband_of", "wife_of", "spouse_of"})
 
 
@@ -248,11 +249,13 @@ class _Resolver:
         self.state(source, relation, target)
 
     def infer_workplaces(self) -> None:
-        """A boss the user names now works where the user works now ("my team lead Thandi" at Yoco)."""
+        """A boss or a colleague the user names now works where the user works now ("my team lead Thandi" at Yoco),
+        or, when the user has no job now, where the job this message ended was ("Handed in notice at Yoco. My team
+        lead, Thandi, threw me a braai.")."""
         bosses = [r.source for r in self.change.relations
-                  if r.relation in _BOSSES and r.target == USER and r.is_current]
-        workplaces = [r.target for r in self.graph.relations
-                      if r.source == USER and r.relation in ("works_at", "interns_at") and r.is_current]
+                  if r.relation in _WORKMATES and r.target == USER and r.is_current]
+        jobs = [r for r in self.graph.relations if r.source == USER and r.relation in ("works_at", "interns_at")]
+        workplaces = [r.target for r in jobs if r.is_current] or [r.target for r in jobs if r.invalid_at == self.when]
         for boss in bosses:
             if len(workplaces) == 1 and not self.current(boss, "works_at", None):
                 self.state(boss, "works_at", workplaces[0])

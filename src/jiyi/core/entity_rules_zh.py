@@ -90,6 +90,8 @@ _ADMITTED = re.compile(r"(?:保研到|考研考到)(?P<org>[\u4e00-\u9fffA-Za-z]
 _LIVES = re.compile(r"(?:住在|搬到了?|搬去了?|搬来了?|租在|定居在?|安家在?)(?P<rest>.+)")
 _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
 # 搬到Subang了, 住在Cheras: a place abroad written in Latin letters, capitalised as a name is
+_CAME_TO = re.compile(r"(?<![回出起过下上进原本后未将])来(?:了|到)?(?P<place>[\u4e00-\u9fff]{2,4}?)"
+                      r"(?:了|帮|看|玩|住|找|陪|照顾|出差|工作|上班|读书|上学|$)")
 _LATIN_PLACE = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)*")
 # 我女朋友小鹿也在深圳; 房子在宝安, 新家在滨江: a home is where one lives (not 老家在…: where one is from)
 _IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都|房子|(?<!老)家)在(?P<place>[\u4e00-\u9fff]{2,4})$")
@@ -440,6 +442,10 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
     arrived = _ARRIVED.search(clause) or _IS_IN.search(clause)
     if arrived and not _wished(clause, arrived.start()) and places_zh.is_place(arrived.group("place")):
         found.append(Claim(subject, "lives_in", named(arrived.group("place"), "place")))
+    came = _CAME_TO.search(clause)
+    if came and subject is not ME and not _wished(clause, came.start()) and places_zh.is_place(came.group("place")):
+        # 婆婆来杭州帮我们带娃: 来 is towards the one speaking, so the user is where someone else came to
+        found.append(Claim(ME, "lives_in", named(came.group("place"), "place")))
     return found
 
 
