@@ -154,3 +154,30 @@ def test_a_boss_named_as_the_user_leaves_worked_where_the_user_did() -> None:
 def test_a_colleague_with_no_workplace_known_works_nowhere_said() -> None:
     graph, _ = run("My colleague Aoife is hilarious.")
     assert not any(r[1] == "works_at" for r in relations(graph))
+
+
+def test_a_name_as_the_subject_of_working_or_living_is_a_person() -> None:
+    graph, _ = run("Yesterday Tom started working at Lidl.", "Harriet lives in Galway these days.")
+    assert {("Tom", "works_at", "Lidl"), ("Harriet", "lives_in", "Galway")} <= relations(graph)
+    assert graph.entities[next(e for e, n in graph.names().items() if n == "Tom")].kind == "person"
+
+
+def test_the_second_word_of_a_name_or_a_firm_is_no_person() -> None:
+    graph, _ = run("Wei Jie works at Grab.", "Yesterday I read that Baker Street moved to Soho.")
+    assert not any(e.kind == "person" for e in graph.entities.values())
+
+
+def test_chinese_a_name_at_the_start_is_whom_the_clause_is_about() -> None:
+    graph, _ = run("婷婷在北京读书", "王磊在华为上班")
+    assert {("婷婷", "lives_in", "北京"), ("王磊", "works_at", "华为")} <= relations(graph)
+    assert not any(r[0] == USER for r in relations(graph))
+
+
+def test_chinese_a_common_noun_at_the_start_is_no_person() -> None:
+    graph, _ = run("小区在郊区 挺安静", "老家在潍坊")
+    assert not any(e.kind == "person" for e in graph.entities.values())
+
+
+def test_chinese_what_someone_does_is_not_a_schools_name() -> None:
+    graph, _ = run("我儿子乐乐五岁", "乐乐九月上小学")
+    assert not any(r[1] == "attends" for r in relations(graph))

@@ -407,6 +407,24 @@ def _naming(sentence: str, lowercase: bool) -> list[Claim]:
     return found
 
 
+_CAPITAL_BEFORE = re.compile(r"(?:(?P<word>[A-Z][\w.'-]*)|&)\s+$")
+_LIVES_AT_HOME = re.compile(r"\b(?:live|lives|living|lived|settled)\b", _I)
+
+
+def _a_person(who: Ref, m: re.Match[str]) -> Ref:
+    """The subject of working, studying or living somewhere is a person ("Priya works at Deloitte"), when the name
+    said starts a name (not "Jie" of "Wei Jie", "Finch" of "Harrow & Finch") and is no kinship word ("Dad lives in
+    Leeds": the dad the graph knows by that word)."""
+    if who.name is None or who.kind is not None or who.owner is not None:
+        return who
+    before = _CAPITAL_BEFORE.search(m.string, 0, m.start("subj"))
+    if before is not None and (before.group("word") is None or _is_name(before.group("word"))):
+        return who  # a name's second word; not after "Yesterday"
+    if who.name.casefold() in KIN or who.name.casefold() in PARENT_NAMES:
+        return who
+    return named(who.name, "person")
+
+
 _NAME_THEN_COMMA = re.compile(r"(?:^|(?<=[\s:]))(?P<name>[A-Z][a-zA-Z-]+),\s*$")
 
 
@@ -464,7 +482,7 @@ def _places_and_work(sentence: str, lowercase: bool = False) -> list[Claim]:
     for m in _WORKS.finditer(sentence):
         org = named(_org(m.group("org")), "organisation")
         relation = "volunteers_at" if m.group("verb").casefold().startswith("volunteer") else "works_at"
-        found += [Claim(who, relation, org) for who in _subjects(m)] + _located(sentence, m, org)
+        found += [Claim(_a_person(who, m), relation, org) for who in _subjects(m)] + _located(sentence, m, org)
     for m in _SHIFT_AT.finditer(sentence):
         if not found and m.group("org")[0].isupper():
             shift = named(_org(m.group("org")), "organisation")
@@ -488,10 +506,13 @@ def _places_and_work(sentence: str, lowercase: bool = False) -> list[Claim]:
         found += [Claim(ME, "works_at", left), Claim(ME, "works_at", left, ends=True), *_located(sentence, m, left)]
     for m in _STUDIES.finditer(sentence):
         school = named(_org(m.group("org")), "organisation")
-        found += [Claim(who, "studies_at", school) for who in _subjects(m)] + _located(sentence, m, school)
+        found += [Claim(_a_person(who, m), "studies_at", school) for who in _subjects(m)] + \
+            _located(sentence, m, school)
     for m in _LIVES.finditer(sentence):
         place = named(_place(m.group("place")), "place")
-        found += [Claim(who, "lives_in", place) for who in _subjects(m)] + _part_of(sentence, m, place)
+        lives = _LIVES_AT_HOME.search(m.group()) is not None  # not "moved to": a firm moves too
+        found += [Claim(_a_person(who, m) if lives else who, "lives_in", place) for who in _subjects(m)] + \
+            _part_of(sentence, m, place)
     for m in _RESIDENT.finditer(sentence):
         resident = next(g for g in m.groups() if g)
         found.append(Claim(ME, "lives_in", named(_place(resident), "place")))
@@ -514,7 +535,7 @@ def _roles_and_homes(sentence: str, lowercase: bool = False) -> list[Claim]:
         relation = _ROLE_RELATION.get(role, "works_at")
         if relation is not None and _is_subject(m.group("subj")):
             org = named(_org(m.group("org")), "organisation")
-            found += [Claim(_subject(m.group("subj")), relation, org), *_located(sentence, m, org)]
+            found += [Claim(_a_person(_subject(m.group("subj")), m), relation, org), *_located(sentence, m, org)]
     for m in _MY_WORK_AT.finditer(sentence):
         owner = _owner(m.group("owner"))[0]
         relation = "interns_at" if m.group("what").casefold() == "internship" else "works_at"

@@ -57,6 +57,7 @@ PETS = tuple("橘猫 猫咪 小猫 猫 狗狗 小狗 狗 柯基 金毛 泰迪 �
 # Tags of a word that cannot be a name: verbs, adverbs, prepositions, pronouns, conjunctions, particles, numbers.
 _NOT_NAME_TAGS = ("v", "d", "p", "r", "c", "u", "m", "x", "y", "e", "a", "f", "q")
 _NAME_TAGS = ("nr", "nrt", "nrfg", "nz", "eng")
+_PERSON_TAGS = ("nr", "nrt", "nrfg")
 _TIME_WORDS = frozenset("今天 明天 昨天 后天 现在 最近 刚才 刚刚 早上 晚上 下午 上午 中午 周末 今年 去年 明年 "
                         "平时 一直 已经 今晚 昨晚 这周 下周 上周 这个 那个 一起 一下 终于 居然 突然 其实 真的".split())
 _NOT_PLACES = frozenset("这里 那里 家里 一起 附近 公司 学校 楼下 外面 里面 旁边 这边 那边 单位 宿舍 老家 家".split())
@@ -308,6 +309,9 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         if _owns_what_follows(clause):
             return None  # 她姐夫在上海, 他公司在滨江: about what is hers or his, which the graph does not hold
         return pronoun(_PRONOUN_WORD[clause[0]])
+    person = _person_at_start(clause)
+    if person is not None:
+        return named(person, "person")  # 王磊在华为上班, 婷婷在北京读书: someone named, whom what follows is about
     little = _LITTLE_NAME_AT_START.match(clause)
     if little:
         return named(little.group())  # 阿Mei走了, 小芳说…: the dictionary splits 阿 from the name
@@ -322,6 +326,21 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         # that name or nobody; a place or company said as where (美团那边已经离职) leaves the subject as it was
         return named(first[0])
     return running
+
+
+def _person_at_start(clause: str) -> str | None:
+    """A person's name opening a clause, by the dictionary's name tags (王磊, 阿强), a doubled character (婷婷) or
+    老 with a surname (老周, tagged a time) — not 小区, 老家, 小张 (tagged common nouns: whether a person is meant
+    is the graph's to say, as before)."""
+    first = _first_word(clause)
+    if first is None:
+        return None
+    word, tag = first
+    if not (2 <= len(word) <= 3 and _HAN.fullmatch(word)) or word in KIN or word in _TIME_WORDS or not_a_name_zh(word):
+        return None
+    doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v", "m", "q"))
+    surname = len(word) == 2 and word[0] == "老" and tag == "t"
+    return word if tag in _PERSON_TAGS or doubled or surname else None
 
 
 def _owns_what_follows(clause: str) -> bool:
@@ -396,7 +415,9 @@ def _school(clause: str, subject: Ref) -> list[Claim]:
         before = clause[:m.start()]
         if before and _is_person_name(before):
             subject = named(before)  # 婷婷转到了…: the name before the verb, whoever the clause before was about
-    elif m is None and organisations_zh.is_school(clause) and len(clause) <= 8:
+    elif m is None and organisations_zh.is_school(clause) and len(clause) <= 8 and \
+            not any(t.startswith(("v", "t", "f", "d", "p", "r", "u")) for _, t in rjieba.tag(clause)):
+        # the clause is a school's name (曲江二小), not what someone does (九月上小学)
         said = clause
     else:
         return []
