@@ -181,3 +181,19 @@ def test_chinese_a_common_noun_at_the_start_is_no_person() -> None:
 def test_chinese_what_someone_does_is_not_a_schools_name() -> None:
     graph, _ = run("我儿子乐乐五岁", "乐乐九月上小学")
     assert not any(r[1] == "attends" for r in relations(graph))
+
+
+def test_chinese_someone_living_at_the_users_place() -> None:
+    graph, _ = run("我婆婆从南昌过来了 她住我们家 帮忙带孩子")
+    assert ("婆婆", "lives_with", USER) in relations(graph)
+
+
+def test_chinese_near_the_users_place_is_no_shared_home() -> None:
+    graph, _ = run("我表弟叫阿伟", "阿伟住我家附近")
+    assert not any(r[1] == "lives_with" for r in relations(graph))
+
+
+def test_chinese_the_subject_said_first_is_in_the_place_said_last() -> None:
+    graph, _ = run("王磊现在在成都", "公司在杭州")
+    assert ("王磊", "lives_in", "成都") in relations(graph)
+    assert not any(r[2] == "杭州" for r in relations(graph))

@@ -93,6 +93,9 @@ _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
 # 搬到Subang了, 住在Cheras: a place abroad written in Latin letters, capitalised as a name is
 _CAME_TO = re.compile(r"(?<![回出起过下上进原本后未将])来(?:了|到)?(?P<place>[\u4e00-\u9fff]{2,4}?)"
                       r"(?:了|帮|看|玩|住|找|陪|照顾|出差|工作|上班|读书|上学|$)")
+_IS_IN_AFTER = re.compile(r"(?:也|还|现在|一直|目前|都)?在(?P<place>[\u4e00-\u9fff]{2,4})$")
+# 她住我那儿, 住在我家: someone living at the user's home
+_AT_MINE = re.compile(r"住(?:在|到)?(?:我|我们|俺|俺们)(?:那儿|这儿|那里|这里|家|那|这)(?!附近|旁边|楼下|对面|隔壁)")
 _LATIN_PLACE = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)*")
 # 我女朋友小鹿也在深圳; 房子在宝安, 新家在滨江: a home is where one lives (not 老家在…: where one is from)
 _IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都|房子|(?<!老)家)在(?P<place>[\u4e00-\u9fff]{2,4})$")
@@ -460,7 +463,10 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
         other = _housemate(shared.group("with")) if shared.group("with") else pronoun("they")
         if other is not None and other != subject:
             found.append(Claim(subject, "lives_with", other))
-    arrived = _ARRIVED.search(clause) or _IS_IN.search(clause)
+    at_mine = _AT_MINE.search(clause)
+    if at_mine and subject is not ME and not _wished(clause, at_mine.start()):
+        found.append(Claim(subject, "lives_with", ME))  # 她住我那儿: a home shared with the user
+    arrived = _ARRIVED.search(clause) or _IS_IN.search(clause) or _subject_is_in(clause)
     if arrived and not _wished(clause, arrived.start()) and places_zh.is_place(arrived.group("place")):
         found.append(Claim(subject, "lives_in", named(arrived.group("place"), "place")))
     came = _CAME_TO.search(clause)
@@ -468,6 +474,17 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
         # 婆婆来杭州帮我们带娃: 来 is towards the one speaking, so the user is where someone else came to
         found.append(Claim(ME, "lives_in", named(came.group("place"), "place")))
     return found
+
+
+def _subject_is_in(clause: str) -> re.Match[str] | None:
+    """前夫在大理, 王磊现在在成都: the clause's subject, said first, is in a place, said last."""
+    at = _IS_IN_AFTER.search(clause)
+    if at is None or at.start() == 0:
+        return None
+    lead = clause[:at.start()]
+    is_subject = lead in KIN or _MY_KIN_AT_START.fullmatch(lead) is not None or \
+        _THEIR_KIN_AT_START.fullmatch(lead) is not None or _person_at_start(lead) == lead
+    return at if is_subject else None
 
 
 def _housemate(said: str) -> Ref | None:
