@@ -37,11 +37,26 @@ ANY_COUPLE = "couple"  # a claim's relation meaning "one of COUPLE"
 # A couple that becomes more ("we got engaged", "Sneha and Karthik got married"): the relation when one is a man, when
 # one is a woman. Closes what they were before.
 BECOMES = {"engaged": ("fiance_of", "fiancee_of"), "married": ("husband_of", "wife_of")}
+# What one person is to the user at a time: "my mum" is the mother the graph knows; "my friend" is not the one friend
+# it happens to know, so that one is found only by the words the user introduced them with ("my friend Tom").
+_ONE_HOLDER = COUPLE | {"mother_of", "father_of", "mother_in_law_of", "father_in_law_of", "boss_of", "landlord_of"}
 _SHARED_HOME = frozenset({"lives_with", "roommate_of", "flatmate_of", "housemate_of"})
 _BOSSES = frozenset({"boss_of", "supervisor_of"})
+_WORKMATES = _BOSSES | {"coworker_of"}
 _SPOUSES = frozenset({"husband_of", "wife_of", "spouse_of"})
-_GENDER_OF_RELATION = {"girlfriend_of": "f", "wife_of": "f", "fiancee_of": "f",
-                       "boyfriend_of": "m", "husband_of": "m", "fiance_of": "m"}
+
+
+def _genders_of_relations() -> dict[str, str]:
+    """The gender a relation says of its source, where every term for it says the same (mother_of: f; cousin_of:
+    either)."""
+    said: dict[str, set[str]] = {}
+    for relation, gender in [*entity_rules_en.KIN.values(), *entity_rules_zh.KIN.values()]:
+        said.setdefault(relation, set()).add(gender or "either")
+    return {relation: gender for relation, (gender, *others) in ((r, sorted(g)) for r, g in said.items())
+            if not others and gender != "either"}
+
+
+_GENDER_OF_RELATION = _genders_of_relations()
 PRONOUN_KINDS = {"he": ("person", "m"), "she": ("person", "f"), "they": ("person", None), "it": ("pet", None)}
 
 
@@ -99,7 +114,8 @@ class _Resolver:
             entity = self.graph.entities[entity_id]
             if kind == "pet" and entity.kind in ("pet", "thing"):
                 return entity_id
-            if kind == "person" and entity.kind == "person" and (gender is None or gender_of(entity) in (gender, None)):
+            if kind == "person" and entity.kind == "person" and (
+                    gender is None or self.gender(entity_id) in (gender, None)):
                 return entity_id
         return None
 
@@ -108,6 +124,8 @@ class _Resolver:
             return USER
         if ref.pronoun:
             return self.pronoun(ref.pronoun, other_end)
+        if ref.owner is not None and ref.held is not None:
+            return self.holder(ref.owner, ref.held, ref.alias, other_end)
         assert ref.name is not None
         known = self.by_name(ref.name)
         if known is not None and known.id in self.guessed and known.kind == "person" and ref.kind == "organisation":
@@ -141,6 +159,26 @@ class _Resolver:
             self.touched[known.id] = known
         self.note(known.id)
         return known.id
+
+    def holder(self, owner: Ref, held: str, said: str | None, other_end: str | None) -> str | None:
+        """Who is `held` of `owner` ("her husband", 他妈, "my sister"): the one the graph says is, when it says one;
+        else the one it knows by the words said ("my sister" after "my sister Priya"). Never a new entity: someone
+        known only as "his mum" is not yet someone the graph can hold."""
+        whose = self.resolve(owner, other_end)
+        if whose is None:
+            return None
+        found: str | None = None
+        if whose != USER or held in _ONE_HOLDER:
+            family = COUPLE if held in COUPLE else frozenset({held})
+            holders = {r.source for r in self.graph.relations if r.is_current and r.relation in family
+                       and r.target == whose and r.source != other_end}
+            found = holders.pop() if len(holders) == 1 else None  # two sisters known: a guess is a wrong relation
+        if found is None and whose == USER and said and (known := self.by_name(said)) is not None and \
+                known.kind == "person":
+            found = known.id
+        if found is not None:
+            self.note(found)
+        return found
 
     # --- relations -------------------------------------------------------------------------------------------
 
@@ -211,11 +249,13 @@ class _Resolver:
         self.state(source, relation, target)
 
     def infer_workplaces(self) -> None:
-        """A boss the user names now works where the user works now ("my team lead Thandi" at Yoco)."""
+        """A boss or a colleague the user names now works where the user works now ("my team lead Thandi" at Yoco),
+        or, when the user has no job now, where the job this message ended was ("Handed in notice at Yoco. My team
+        lead, Thandi, threw me a braai.")."""
         bosses = [r.source for r in self.change.relations
-                  if r.relation in _BOSSES and r.target == USER and r.is_current]
-        workplaces = [r.target for r in self.graph.relations
-                      if r.source == USER and r.relation in ("works_at", "interns_at") and r.is_current]
+                  if r.relation in _WORKMATES and r.target == USER and r.is_current]
+        jobs = [r for r in self.graph.relations if r.source == USER and r.relation in ("works_at", "interns_at")]
+        workplaces = [r.target for r in jobs if r.is_current] or [r.target for r in jobs if r.invalid_at == self.when]
         for boss in bosses:
             if len(workplaces) == 1 and not self.current(boss, "works_at", None):
                 self.state(boss, "works_at", workplaces[0])

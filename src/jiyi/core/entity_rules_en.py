@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from jiyi.core import entity_homes_en, entity_names_en
-from jiyi.core.entity_claims import ME, Claim, Ref, named, pronoun
+from jiyi.core.entity_claims import ME, Claim, Ref, kin_of, named, pronoun
 from jiyi.core.not_names import not_a_name_en
 
 _I = re.IGNORECASE
@@ -116,14 +116,35 @@ _TERM_NAME_START = re.compile(
     r"^(?P<adj>" + _ADJECTIVES + r")(?P<term>" + _KIN_TERMS + "|" + _PET_TERMS + r")\s+(?:(?:named|called)\s+)?"
     r"(?P<name>[A-Z][a-zA-Z-]+|[a-z]+)\b", _I)
 
+# Someone known by whose relative they are, as a subject: "my mum", "her husband", "Priya's brother" (not "my old
+# boss": who that was is not who the graph holds now)
+_KIN_SUBJECT = (r"(?i:(?:my|our|his|her|their)\s+(?:(?:older|younger|little|big|baby|twin|elder|eldest|youngest|"
+                r"step|half|lil|young)\s+)*(?:" + _KIN_TERMS + r"))(?![\w-])|[A-Z][a-zA-Z-]+['’]s\s+(?i:"
+                + _KIN_TERMS + r")(?![\w-])")
+_PREPOSITION_AFTER = re.compile(r"\s+(?:at|in|to|for|with|as|from|on|into|about|by)\b", _I)
+_KIN_PHRASE = re.compile(r"(?P<owner>(?i:my|our|his|her|their)|[A-Z][a-zA-Z-]+['’]s)\s+(?:[a-z]+\s+)*?"
+                         r"(?P<term>(?i:" + _KIN_TERMS + r"))", _I)
 # Who a relation is about: "I", a pronoun, a name or two ("Fiona and Graeme moved to ..."), or, where a sentence
 # opens with its verb ("Moved to Amstelveen.", "Handed in notice at Yoco."), the user.
-_SUBJECT = (r"(?:(?:^|(?<=\s))(?P<subj>I|i|we|We|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
-            r"(?:\s+(?:and|&)\s+(?P<subj2>[A-Z][a-zA-Z-]+))?"
+# A list of them ("Imran, Sana and the baby moved to …"), or, after "and", whoever the sentence was about before it
+# ("she's a dentist and lives in Leicester").
+_SUBJECT = (r"(?:(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|I|i|we|We|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
+            r"(?P<subj2>(?:\s*,\s*[A-Z][a-zA-Z-]+)*\s+(?:and|&)\s+(?:" + _KIN_SUBJECT + r"|[A-Z][a-zA-Z-]+|"
+            r"(?i:the|our|their)\s+[a-z]+))?"
             r"(?:'s|'re|'m|'ve|\s+is|\s+are|\s+am|\s+was|\s+has|\s+have|\s+had|\s+just|\s+also|\s+now|\s+finally|"
             r"\s+recently|\s+still|\s+currently|\s+already|\s+officially)*\s+"
+            r"|(?P<after_and>(?<=\band\s))"
             r"|^(?!(?i:my|our|his|her|their|your|its|the|a|an|this|that|these|those)\b)"
             r"(?:(?i:just|finally|officially|recently|now)\s+)?)")
+# Who a clause of the sentence is about, where it starts (at the start or after a comma) with a verb after it
+# ("My cousin Ravi is …": Ravi, introduced by whose relative he is)
+_CLAUSE_SUBJECT = re.compile(r"(?:^|[,:]\s+)(?:(?P<pron>I|i|we|We|he|He|she|She|they|They)(?=['’]|\s)|"
+                             r"(?:(?i:my|our|his|her|their)\s+(?:[a-z]+\s+){0,2}?(?i:" + _KIN_TERMS + r"),?\s+)?"
+                             r"(?P<subj>" + _KIN_SUBJECT + r"|[A-Z][a-zA-Z-]+)(?=['’](?:s|m|re|ve)\b|\s+(?:is|was|are|"
+                             r"am|were|has|had|have|just|also|still|now|[a-z]+ed|[a-z]+s)\b))")
+_ONE_NAME = re.compile(r"[A-Z][a-zA-Z-]+")
+_RELATIVE = re.compile(r"\b(?:who|which|that|whose|whom)\b", _I)
+_LIST_ITEM = re.compile(r"\s*(?:,|\b(?:and|&)\b)\s*")
 _ORG_NOUNS = (r"(?:company|startup|start-up|firm|fintech|agency|school|cafe|café|restaurant|shop|bakery|clinic|"
               r"hospital|church|club|gym|charity|nonprofit|bank|store|studio|practice|bar|pub|hotel|farm|centre|"
               r"center|lab|team|band|brand|business)")
@@ -183,7 +204,7 @@ _SOLD = re.compile(r"\b(?P<verb>sold|gave\s+away|sell|selling)\s+(?P<det>my\s+|o
 _GONE_THING = re.compile(r"\b(?P<thing>[A-Z][a-zA-Z0-9-]+)(?:'s|\s+is)\s+gone\b")
 # Who is what where, said with a copula: "she's an ER nurse at St Vincent's", "I'm a junior dev at Canva", "he works
 # as a paralegal for Baker & Co". The role noun picks the relation; a patient or a regular is nobody's employee.
-_WHO = r"(?:^|(?<=\s))(?P<subj>I|i|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
+_WHO = r"(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|I|i|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
 _ROLE_AT = re.compile(
     _WHO + r"(?:'s|'m|'re|\s+is|\s+am|\s+are|\s+was|\s+works\s+as|\s+worked\s+as|\s+started\s+as)"
     r"(?:\s+(?:now|still|currently|also|just|finally))?\s+(?:a|an)\s+(?P<role>(?:[\w-]+\s+){0,2}?[\w-]+)\s+"
@@ -263,6 +284,12 @@ def _is_name(word: str) -> bool:
 def _subject(word: str | None) -> Ref:
     if word is None or word.casefold() in ("i", "we"):
         return ME
+    kin = _KIN_PHRASE.fullmatch(word)
+    if kin is not None:
+        owner = _owner(kin.group("owner"))[0] if kin.group("owner").casefold() in ("my", "our", "his", "her", "their") \
+            else named(_POSSESSIVE_S.sub("", kin.group("owner")))
+        term = kin.group("term").casefold()
+        return kin_of(owner, KIN[term][0], f"my {term}" if owner is ME else None)
     if word.casefold() in ("he", "she", "they"):
         return pronoun(word.casefold())
     return named(word)
@@ -321,15 +348,19 @@ def _introduce(owner_words: str, adjectives: str, term: str, name: str, died: bo
 
 def _naming(sentence: str, lowercase: bool) -> list[Claim]:
     found: list[Claim] = []
+    named_at: set[int] = set()
     for m in _MY_TERM_NAME.finditer(sentence):
         name = _POSSESSIVE_S.sub("", m.group("name"))
         if not _is_name(name) or (name.islower() and not lowercase):
             continue  # "my aunt believed in me", "my car broke": a writer who capitalises would write a name so
+        if name.islower() and _PREPOSITION_AFTER.match(sentence, m.end()):
+            continue  # "my mum works at the post office": a verb, which a preposition follows and a name seldom does
         if m.group("owner").casefold() not in ("my", "our") and (m.group("term")[0].isupper() or (
                 "," in m.group() and not _CLOSES_APPOSITION.match(sentence, m.end()))):
             continue  # "Ruby cried leaving her best mate, Isla couldn't care less": Isla starts a clause; "called
             # her Aunt Linda": a title, not whose aunt she is
         found += _introduce(m.group("owner"), m.group("adj"), m.group("term"), name, bool(_DIED.search(sentence)))
+        named_at.add(m.start())
     for m in _NAMES_TERM_NAME.finditer(sentence):
         owner, name = m.group("owner"), _POSSESSIVE_S.sub("", m.group("name"))
         if not (_is_name(owner) and _is_name(name)) or (not lowercase and (owner.islower() or name.islower())) \
@@ -361,8 +392,10 @@ def _naming(sentence: str, lowercase: bool) -> list[Claim]:
     for m in _MY_TERM_ALONE.finditer(sentence):
         alias = f"{m.group('owner').lower()} {m.group('term').lower()}"
         rest = sentence[m.end():]
-        if alias in introduced or rest.startswith("'s") or _MY_TERM_NAME.match(sentence, m.start()):
-            continue  # named right here ("my wife Lena"), or someone else's ("my boss's wife")
+        if alias in introduced or rest.startswith("'s") or m.start() in named_at or \
+                _PREPOSITION_AFTER.match(sentence, m.end()):
+            continue  # named right here ("my wife Lena"), someone else's ("my boss's wife"), or a role somewhere
+            # ("my partner on the green", "my manager at tjs"): not the one partner or boss of the user's life
         term = m.group("term").casefold()
         found.append(Claim(named(term, "person", alias), KIN[term][0], ME))
     start = _TERM_NAME_START.match(sentence)
@@ -374,16 +407,60 @@ def _naming(sentence: str, lowercase: bool) -> list[Claim]:
     return found
 
 
+_CAPITAL_BEFORE = re.compile(r"(?:(?P<word>[A-Z][\w.'-]*)|&)\s+$")
+_LIVES_AT_HOME = re.compile(r"\b(?:live|lives|living|lived|settled)\b", _I)
+
+
+def _a_person(who: Ref, m: re.Match[str]) -> Ref:
+    """The subject of working, studying or living somewhere is a person ("Priya works at Deloitte"), when the name
+    said starts a name (not "Jie" of "Wei Jie", "Finch" of "Harrow & Finch") and is no kinship word ("Dad lives in
+    Leeds": the dad the graph knows by that word)."""
+    if who.name is None or who.kind is not None or who.owner is not None:
+        return who
+    before = _CAPITAL_BEFORE.search(m.string, 0, m.start("subj"))
+    if before is not None and (before.group("word") is None or _is_name(before.group("word"))):
+        return who  # a name's second word; not after "Yesterday"
+    if who.name.casefold() in KIN or who.name.casefold() in PARENT_NAMES:
+        return who
+    return named(who.name, "person")
+
+
+_NAME_THEN_COMMA = re.compile(r"(?:^|(?<=[\s:]))(?P<name>[A-Z][a-zA-Z-]+),\s*$")
+
+
+def _named_just_before(sentence: str, start: int) -> Ref | None:
+    """"Zainab, she's a dentist": the name a pronoun repeats, said just before it."""
+    said = _NAME_THEN_COMMA.search(sentence, 0, start)
+    return named(said.group("name"), "person") if said is not None and _is_name(said.group("name")) else None
+
+
 def _subjects(m: re.Match[str]) -> list[Ref]:
-    """Who a relation pattern's subject is: "I", a pronoun, a name, two names ("Fiona and Graeme moved to ..."), or
-    nobody said: the user ("Moved to Amstelveen.")."""
+    """Who a relation pattern's subject is: "I", a pronoun, a name, a list ("Fiona and Graeme moved to ...",
+    "Imran, Sana and the baby moved to ..."), after "and" the subject of the clause it continues, or nobody said:
+    the user ("Moved to Amstelveen.")."""
+    if m.group("after_and") is not None:
+        before = m.string[:m.start()]
+        said = list(_CLAUSE_SUBJECT.finditer(before))
+        if not said or _RELATIVE.search(before, said[-1].end()):
+            return []  # "… Sarah, who works at Google and lives in Leeds": Sarah, whom nothing here resolves
+        subject = said[-1].group("pron") or said[-1].group("subj")
+        if not _is_subject(subject):
+            return []
+        return [_named_just_before(m.string, said[-1].start("pron")) or _subject(subject)] if said[-1].group("pron") \
+            else [_subject(subject)]
     first = _subject(m.group("subj"))
+    if first.pronoun is not None:
+        first = _named_just_before(m.string, m.start("subj")) or first
     if m.group("subj") is not None and not _is_subject(m.group("subj")):
         return []
-    second = m.group("subj2")
-    if second and _is_name(second):  # two named together do something: they are people
-        return [first if first.name is None else named(first.name, "person"), named(second, "person")]
-    return [first]
+    if not m.group("subj2"):
+        return [first]
+    # several named together do something: they are people; an item that is no one ("the baby") is passed over
+    others = [_subject(item) for item in _LIST_ITEM.split(m.group("subj2")) if item and _is_subject(item)
+              and (_ONE_NAME.fullmatch(item) or _KIN_PHRASE.fullmatch(item))]
+    if first.name is not None and first.kind is None and first.owner is None:
+        first = named(first.name, "person")
+    return [first, *(named(o.name, "person") if o.name is not None and o.kind is None else o for o in others)]
 
 
 _POSSESSIVE_S = re.compile(r"['’]s$")
@@ -405,7 +482,7 @@ def _places_and_work(sentence: str, lowercase: bool = False) -> list[Claim]:
     for m in _WORKS.finditer(sentence):
         org = named(_org(m.group("org")), "organisation")
         relation = "volunteers_at" if m.group("verb").casefold().startswith("volunteer") else "works_at"
-        found += [Claim(who, relation, org) for who in _subjects(m)] + _located(sentence, m, org)
+        found += [Claim(_a_person(who, m), relation, org) for who in _subjects(m)] + _located(sentence, m, org)
     for m in _SHIFT_AT.finditer(sentence):
         if not found and m.group("org")[0].isupper():
             shift = named(_org(m.group("org")), "organisation")
@@ -429,10 +506,13 @@ def _places_and_work(sentence: str, lowercase: bool = False) -> list[Claim]:
         found += [Claim(ME, "works_at", left), Claim(ME, "works_at", left, ends=True), *_located(sentence, m, left)]
     for m in _STUDIES.finditer(sentence):
         school = named(_org(m.group("org")), "organisation")
-        found += [Claim(_subject(m.group("subj")), "studies_at", school), *_located(sentence, m, school)]
+        found += [Claim(_a_person(who, m), "studies_at", school) for who in _subjects(m)] + \
+            _located(sentence, m, school)
     for m in _LIVES.finditer(sentence):
         place = named(_place(m.group("place")), "place")
-        found += [Claim(who, "lives_in", place) for who in _subjects(m)] + _part_of(sentence, m, place)
+        lives = _LIVES_AT_HOME.search(m.group()) is not None  # not "moved to": a firm moves too
+        found += [Claim(_a_person(who, m) if lives else who, "lives_in", place) for who in _subjects(m)] + \
+            _part_of(sentence, m, place)
     for m in _RESIDENT.finditer(sentence):
         resident = next(g for g in m.groups() if g)
         found.append(Claim(ME, "lives_in", named(_place(resident), "place")))
@@ -455,7 +535,7 @@ def _roles_and_homes(sentence: str, lowercase: bool = False) -> list[Claim]:
         relation = _ROLE_RELATION.get(role, "works_at")
         if relation is not None and _is_subject(m.group("subj")):
             org = named(_org(m.group("org")), "organisation")
-            found += [Claim(_subject(m.group("subj")), relation, org), *_located(sentence, m, org)]
+            found += [Claim(_a_person(_subject(m.group("subj")), m), relation, org), *_located(sentence, m, org)]
     for m in _MY_WORK_AT.finditer(sentence):
         owner = _owner(m.group("owner"))[0]
         relation = "interns_at" if m.group("what").casefold() == "internship" else "works_at"
@@ -517,7 +597,8 @@ _OBJECT_PRONOUN = {"me": "I", "us": "we", "him": "he", "her": "she", "them": "th
 
 def _is_subject(word: str) -> bool:
     """A pronoun or a name: not "Yesterday" or "Honestly" opening a sentence."""
-    return word.casefold() in ("i", "we", "he", "she", "they") or _is_name(word)
+    return word.casefold() in ("i", "we", "he", "she", "they") or _is_name(word) or \
+        _KIN_PHRASE.fullmatch(word) is not None
 
 
 def _endings(sentence: str) -> list[Claim]:

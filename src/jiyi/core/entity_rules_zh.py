@@ -14,7 +14,7 @@ import re
 import rjieba
 
 from jiyi.core import entity_names_zh, organisations_zh, places_zh
-from jiyi.core.entity_claims import ME, Claim, Ref, named, pronoun
+from jiyi.core.entity_claims import ME, Claim, Ref, kin_of, named, pronoun
 from jiyi.core.not_names import not_a_name_zh
 
 KIN: dict[str, tuple[str, str | None]] = {
@@ -57,6 +57,7 @@ PETS = tuple("橘猫 猫咪 小猫 猫 狗狗 小狗 狗 柯基 金毛 泰迪 �
 # Tags of a word that cannot be a name: verbs, adverbs, prepositions, pronouns, conjunctions, particles, numbers.
 _NOT_NAME_TAGS = ("v", "d", "p", "r", "c", "u", "m", "x", "y", "e", "a", "f", "q")
 _NAME_TAGS = ("nr", "nrt", "nrfg", "nz", "eng")
+_PERSON_TAGS = ("nr", "nrt", "nrfg")
 _TIME_WORDS = frozenset("今天 明天 昨天 后天 现在 最近 刚才 刚刚 早上 晚上 下午 上午 中午 周末 今年 去年 明年 "
                         "平时 一直 已经 今晚 昨晚 这周 下周 上周 这个 那个 一起 一下 终于 居然 突然 其实 真的".split())
 _NOT_PLACES = frozenset("这里 那里 家里 一起 附近 公司 学校 楼下 外面 里面 旁边 这边 那边 单位 宿舍 老家 家".split())
@@ -80,14 +81,24 @@ _WORK = re.compile(r"(?:在|去|加入了?)(?P<org>[A-Za-z][\w&.-]*|(?:(?!在)[\
 _AT_SCHOOL = re.compile(r"(?:在|转到了?|转学到|转进了?|考上了?)"
                         r"(?P<org>(?:(?!在|转|我|你|他|她)[\u4e00-\u9fffA-Za-z]){2,12}?"
                         r"(?:" + "|".join(organisations_zh.SCHOOLS) + r"))(?:了|读书|上学|念书)?$")
+# 公司叫云栈科技, 叫金凤: the name of an organisation described in the clause before
+_NAMED_LATER = re.compile(r"^(?P<noun>(?:公司|厂|店|那家|这家|单位)(?:的名字)?)?(?:叫做?|名叫|名字叫)"
+                          r"(?P<org>[A-Za-z][\w&. -]*|[\u4e00-\u9fff]{2,8})$")
+_NOT_A_NAME_SAID = re.compile(r"什么|啥|不|没|忘")  # 叫什么不重要, 叫啥忘了
 _JOINED = re.compile(r"(?:入职|跳槽到|跳槽去|加入|offer签了?)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
 _ADMITTED = re.compile(r"(?:保研到|考研考到)(?P<org>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:录取|了|$)|"
                        r"被(?P<by>[\u4e00-\u9fffA-Za-z]{2,6}?)录取")  # not 被差评了: 被 alone is any passive
 _LIVES = re.compile(r"(?:住在|搬到了?|搬去了?|搬来了?|租在|定居在?|安家在?)(?P<rest>.+)")
 _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
 # 搬到Subang了, 住在Cheras: a place abroad written in Latin letters, capitalised as a name is
+_CAME_TO = re.compile(r"(?<![回出起过下上进原本后未将])来(?:了|到)?(?P<place>[\u4e00-\u9fff]{2,4}?)"
+                      r"(?:了|帮|看|玩|住|找|陪|照顾|出差|工作|上班|读书|上学|$)")
+_IS_IN_AFTER = re.compile(r"(?:也|还|现在|一直|目前|都)?在(?P<place>[\u4e00-\u9fff]{2,4})$")
+# 她住我那儿, 住在我家: someone living at the user's home
+_AT_MINE = re.compile(r"住(?:在|到)?(?:我|我们|俺|俺们)(?:那儿|这儿|那里|这里|家|那|这)(?!附近|旁边|楼下|对面|隔壁)")
 _LATIN_PLACE = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)*")
-_IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都)在(?P<place>[\u4e00-\u9fff]{2,4})$")  # 我女朋友小鹿也在深圳
+# 我女朋友小鹿也在深圳; 房子在宝安, 新家在滨江: a home is where one lives (not 老家在…: where one is from)
+_IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都|房子|(?<!老)家)在(?P<place>[\u4e00-\u9fff]{2,4})$")
 _COMPANY_NAMED = re.compile(r"(?P<place>[\u4e00-\u9fff]{2,4})(?:一家|那家|的一家).{0,16}?(?:公司|学校|医院|店)\s*"
                             r"(?:叫|名叫)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
 # 跟俺弟弟住, 婆婆跟我们住一起, 我们一起住在滨江: a shared home (not 住院, 住酒店: a stay)
@@ -192,6 +203,13 @@ def _starts_word(clause: str, start: int) -> bool:
 
 # 我妈… / 俺弟弟… at the start of a clause: that person is its subject (我们 is the user and someone, still the user's)
 _MY_KIN_AT_START = re.compile(r"^(?:我|俺|咱)(?!们)(?:家的?|的)?(?P<term>" + _KIN_TERMS + r")")
+# 他妈…, 她老公…, 老周的女儿…, 豆豆他爸…: someone's relative at the start of a clause is its subject (not 他妈的, a
+# curse)
+_THEIR_KIN_AT_START = re.compile(r"^(?:(?P<pron>他|她)|(?P<name>[A-Za-z]+|[\u4e00-\u9fff]{2,3}?)(?:的|他|她))"
+                                 r"(?:的|家的?)?(?P<term>" + _KIN_TERMS + r")(?!的)")
+# 小名娟子, 大名叫刘德强: another name of whom the clauses before were about; they stay its subject
+_ANOTHER_NAME = re.compile(r"^(?:小名|大名|外号|昵称|网名|英文名|全名|乳名)(?:叫做?|是)?"
+                           r"(?P<name>[A-Za-z][A-Za-z'-]+|[\u4e00-\u9fff]{2,3})$")
 _LITTLE_NAME_AT_START = re.compile(r"^[小阿](?:[A-Za-z]+|[\u4e00-\u9fff])")
 _LITTLE_LATIN = re.compile(r"[小阿][A-Za-z]+")
 # 我的小店… / 我家的车…: the user's thing is the subject, not the user (我家 alone is the user's home: 我家在…)
@@ -248,7 +266,9 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
         had = _HAS_ONE.search(clause[:m.start()]) if owner is None else None
         if had is not None:  # 老周有个女儿婷婷: 老周's daughter; 我有个妹妹小雨: mine
             whose = had.group("whose")
-            owner_said = ME if whose in ("我", "俺", "咱", "") else named(whose)
+            # 邻居老许有个儿子: the owner is the name that ends what comes before, not 居老许
+            person = next((r for i in range(len(whose) - 1) if (r := _person_named(whose[i:])) is not None), None)
+            owner_said = ME if whose in ("我", "俺", "咱", "") else person or named(whose)
             if term in KIN:
                 found.append(Claim(named(name, "person", *([term, f"我{term}"] if owner_said is ME else [])),
                                    KIN[term][0], owner_said))
@@ -276,13 +296,25 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
             return claim.subject  # "我表姐叫小雅 在北京做产品经理": what follows is about 小雅
     mine = _MY_KIN_AT_START.match(clause)
     if mine:
-        return named(mine.group("term"))  # 我妈腰不好 回咸阳了: 我妈 went back, not I
+        term = mine.group("term")
+        return kin_of(ME, KIN[term][0], term)  # 我妈腰不好 回咸阳了: 我妈 went back, not I
+    theirs = _THEIR_KIN_AT_START.match(clause)
+    if theirs and _ends_word(clause, theirs.end("term")):
+        owner = pronoun(_PRONOUN_WORD[theirs.group("pron")]) if theirs.group("pron") else _person_named(
+            theirs.group("name"))
+        # someone's relative, whoever that someone is: never the user, so nobody when the owner is not a person
+        return kin_of(owner, KIN[theirs.group("term")][0]) if owner is not None else None
     if _MY_THING_AT_START.match(clause) and not _NAMING.match(clause):
         return None
     if clause.startswith(("我", "俺", "咱")):
         return ME
     if clause[0] in "他她它佢" and not clause.startswith(("他们", "她们")):
+        if _owns_what_follows(clause):
+            return None  # 她姐夫在上海, 他公司在滨江: about what is hers or his, which the graph does not hold
         return pronoun(_PRONOUN_WORD[clause[0]])
+    person = _person_at_start(clause)
+    if person is not None:
+        return named(person, "person")  # 王磊在华为上班, 婷婷在北京读书: someone named, whom what follows is about
     little = _LITTLE_NAME_AT_START.match(clause)
     if little:
         return named(little.group())  # 阿Mei走了, 小芳说…: the dictionary splits 阿 from the name
@@ -297,6 +329,44 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         # that name or nobody; a place or company said as where (美团那边已经离职) leaves the subject as it was
         return named(first[0])
     return running
+
+
+def _person_at_start(clause: str) -> str | None:
+    """A person's name opening a clause, by the dictionary's name tags (王磊, 阿强), a doubled character (婷婷) or
+    老 with a surname (老周, tagged a time) — not 小区, 老家, 小张 (tagged common nouns: whether a person is meant
+    is the graph's to say, as before)."""
+    first = _first_word(clause)
+    if first is None:
+        return None
+    word, tag = first
+    if not (2 <= len(word) <= 3 and _HAN.fullmatch(word)) or word in KIN or word in _TIME_WORDS or not_a_name_zh(word):
+        return None
+    doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v", "m", "q"))
+    surname = len(word) == 2 and word[0] == "老" and tag == "t"
+    return word if tag in _PERSON_TAGS or doubled or surname else None
+
+
+def _owns_what_follows(clause: str) -> bool:
+    """The pronoun opening the clause is followed by a noun it owns (她 姐夫, 他 公司), not by what it does."""
+    words = [(w, t) for w, t in rjieba.tag(clause[:12]) if w.strip()]
+    return len(words) > 1 and words[0][0] in _PRONOUN_WORD and words[1][1].startswith("n")
+
+
+def _ends_word(clause: str, end: int) -> bool:
+    """A word of the clause ends here (她姐 in 她姐姐 or 她姐在…, not in 她姐夫: a brother-in-law)."""
+    at = 0
+    for word in rjieba.cut(clause):
+        at += len(word)
+        if at >= end:
+            return at == end
+    return False
+
+
+def _person_named(said: str) -> Ref | None:
+    """The name a whole word is, if it is one (老许 as much as 许亮: the dictionary tags 老许 an adverb)."""
+    if said in KIN or said in _TIME_WORDS or not_a_name_zh(said) or said[0] in "我你他她它这那":
+        return None
+    return named(said) if _name_at(said) == said or _is_person_name(said) else None
 
 
 def _is_proper_noun_phrase(candidate: str) -> bool:
@@ -317,6 +387,12 @@ def _place_or_org(subject: Ref, candidate: str, verb: str) -> list[Claim]:
     if organisations_zh.is_school(placed.name) and relation == "studies_at":
         relation = "attends"  # a child's school: 在巴蜀中学读高一
     return [Claim(subject, relation, _organisation(placed)), *_where_placed(placed)]
+
+
+def _described(candidate: str) -> organisations_zh.Placed | None:
+    """一家外企, 深圳一家做跨境电商的公司: an organisation said by what it is (its places apart), not by its name."""
+    placed = organisations_zh.split_places(candidate)
+    return placed if placed.name.startswith(_SOME) else None
 
 
 def _organisation(placed: organisations_zh.Placed) -> Ref:
@@ -342,7 +418,9 @@ def _school(clause: str, subject: Ref) -> list[Claim]:
         before = clause[:m.start()]
         if before and _is_person_name(before):
             subject = named(before)  # 婷婷转到了…: the name before the verb, whoever the clause before was about
-    elif m is None and organisations_zh.is_school(clause) and len(clause) <= 8:
+    elif m is None and organisations_zh.is_school(clause) and len(clause) <= 8 and \
+            not any(t.startswith(("v", "t", "f", "d", "p", "r", "u")) for _, t in rjieba.tag(clause)):
+        # the clause is a school's name (曲江二小), not what someone does (九月上小学)
         said = clause
     else:
         return []
@@ -385,10 +463,28 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
         other = _housemate(shared.group("with")) if shared.group("with") else pronoun("they")
         if other is not None and other != subject:
             found.append(Claim(subject, "lives_with", other))
-    arrived = _ARRIVED.search(clause) or _IS_IN.search(clause)
+    at_mine = _AT_MINE.search(clause)
+    if at_mine and subject is not ME and not _wished(clause, at_mine.start()):
+        found.append(Claim(subject, "lives_with", ME))  # 她住我那儿: a home shared with the user
+    arrived = _ARRIVED.search(clause) or _IS_IN.search(clause) or _subject_is_in(clause)
     if arrived and not _wished(clause, arrived.start()) and places_zh.is_place(arrived.group("place")):
         found.append(Claim(subject, "lives_in", named(arrived.group("place"), "place")))
+    came = _CAME_TO.search(clause)
+    if came and subject is not ME and not _wished(clause, came.start()) and places_zh.is_place(came.group("place")):
+        # 婆婆来杭州帮我们带娃: 来 is towards the one speaking, so the user is where someone else came to
+        found.append(Claim(ME, "lives_in", named(came.group("place"), "place")))
     return found
+
+
+def _subject_is_in(clause: str) -> re.Match[str] | None:
+    """前夫在大理, 王磊现在在成都: the clause's subject, said first, is in a place, said last."""
+    at = _IS_IN_AFTER.search(clause)
+    if at is None or at.start() == 0:
+        return None
+    lead = clause[:at.start()]
+    is_subject = lead in KIN or _MY_KIN_AT_START.fullmatch(lead) is not None or \
+        _THEIR_KIN_AT_START.fullmatch(lead) is not None or _person_at_start(lead) == lead
+    return at if is_subject else None
 
 
 def _housemate(said: str) -> Ref | None:
@@ -457,9 +553,28 @@ def claims(text: str) -> list[Claim]:
             found.append(Claim(named(name, "person", term, f"我{term}"), KIN[term][0], ME))
     running: Ref | None = ME
     clauses = [clause for clause in _CLAUSES.split(text) if clause]
+    described: tuple[Ref, str, organisations_zh.Placed] | None = None  # who works where, said without its name
     for clause in clauses:
+        later = _NAMED_LATER.match(clause)
+        if later and described is not None and not _NOT_A_NAME_SAID.search(later.group("org")) and (
+                later.group("noun") or _is_proper_noun_phrase(later.group("org"))):
+            # 我在滨江一家做电商的公司写后端 公司叫云栈科技: the name of the one described; 叫 alone after it too
+            who, relation, placed = described
+            org = named(later.group("org"), "organisation")
+            found.append(Claim(who, relation, org))
+            found += [Claim(org, "located_in", named(placed.places[-1], "place"))] if placed.places else []
+            described = None
+            continue
+        another = _ANOTHER_NAME.match(clause)
+        if another and running is not None and running.name and running.kind == "person" and \
+                another.group("name") not in KIN:
+            found.append(Claim(named(running.name, "person", another.group("name"))))
+            continue
         introduced = _naming(clause, text)
         running = _subject_of(clause, running, introduced)
+        if running is not None and (work := _WORK.search(clause)) and not _wished(clause, work.start()) and \
+                (somewhere := _described(work.group("org"))) is not None:
+            described = (running, _VERB_KIND.get(work.group("verb"), "works_at"), somewhere)
         found += introduced
         if running is not None:
             found += _relations(clause, running) + _endings(clause, running)
