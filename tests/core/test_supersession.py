@@ -107,3 +107,10 @@ def test_a_memory_was_said_when_its_message_was_not_when_its_words_say() -> None
     # without a dated source, the time its words name stands in
     undated = MemoryRecord(content="x", scope=Scope("u"), created_at=T0, event_time=T0 + timedelta(days=3))
     assert said_at(undated) == T0 + timedelta(days=3)
+
+
+def test_the_word_facts_use_for_the_user_makes_no_subject() -> None:
+    hits = [hit("User loves spicy noodles", 0), hit("User quit the climbing gym", 5)]
+    assert superseded(hits, "what food do I love?", never_common) == set()
+    hits = [hit("用户很爱吃火锅", 0), hit("用户把健身卡退了 不去了", 5)]
+    assert superseded(hits, "我爱吃啥", never_common) == set()
