@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/context.py                      # the development halves, zh and en
     .venv/bin/python bench/context.py --split holdout      # the held-out halves (report them apart, at the end)
+    .venv/bin/python bench/context.py --split dev2         # a second development half, written blind later
     .venv/bin/python bench/context.py --verbose            # every probe's injected memories
 
 bench/data/context_eval_{zh,en}.json and *_holdout.json: companion conversations over days (12 + 12 users per
@@ -56,8 +57,11 @@ class SimulatedClock:
         return self.now
 
 
+SPLIT_SUFFIX = {"dev": "", "holdout": "_holdout", "dev2": "_dev2"}
+
+
 def load(language: str, split: str) -> list[dict[str, Any]]:
-    suffix = "" if split == "dev" else "_holdout"
+    suffix = SPLIT_SUFFIX[split]
     return json.loads((DATA / f"context_eval_{language}{suffix}.json").read_text(encoding="utf-8"))["users"]
 
 
@@ -236,7 +240,7 @@ def locomo_context(store: Path, embedder: Any) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", choices=["dev", "holdout"], default="dev")
+    parser.add_argument("--split", choices=sorted(SPLIT_SUFFIX), default="dev")
     parser.add_argument("--languages", nargs="*", default=["zh", "en"], help="none: only --locomo")
     parser.add_argument("--embedder", default="e5")
     parser.add_argument("--verbose", action="store_true")
