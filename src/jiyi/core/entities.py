@@ -22,6 +22,7 @@ from datetime import datetime
 
 from jiyi.core import entity_names_zh, entity_rules_en, entity_rules_zh
 from jiyi.core.entity_claims import Claim, Ref
+from jiyi.core.entity_kinship import KINSHIP_PREMISES, composed_kinship
 from jiyi.core.facts import is_chinese
 from jiyi.stores.entities import USER, Graph, GraphChange, GraphEntity, GraphRelation, search_forms, unique_forms
 
@@ -271,6 +272,16 @@ class _Resolver:
                 if len(homes[one]) == 1 and not homes[other]:
                     self.state(other, "lives_in", homes[one][0])
 
+    def infer_kinship(self) -> None:
+        """What this message's kinship composes with what the graph held (core/entity_kinship.py): "my grandson
+        Tommy" after "my daughter Beth" is Beth's son. Never what the graph holds or held and closed."""
+        if not any(r.relation in KINSHIP_PREMISES for r in self.change.relations):
+            return
+        held = {(r.source, r.relation, r.target) for r in self.graph.relations}
+        for source, relation, target in composed_kinship(self.graph.relations, self.gender):
+            if (source, relation, target) not in held:
+                self.state(source, relation, target)
+
     def end(self, source: str, relation: str, target: str | None) -> None:
         if relation == ANY_COUPLE:
             for old in [r for r in self.graph.relations if r.relation in COUPLE and r.is_current
@@ -341,6 +352,7 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
             resolver.state(subject, claim.relation, obj)
     resolver.infer_workplaces()
     resolver.infer_shared_homes()
+    resolver.infer_kinship()
     change = resolver.change
     change.entities = list(resolver.touched.values())
     # A speaker named in a conversation between named speakers is spoken to ("Thanks, Caroline!"), not about: on

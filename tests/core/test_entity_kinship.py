@@ -1,0 +1,76 @@
+"""Kinship composed from relations the graph holds (core/entity_kinship.py, stated by core/entities.py): a
+grandchild through the user's child, the one grandchild's parent when the user has one child, a spouse's child as
+the user's stepchild — and nothing when the graph leaves two answers. Sentences written for these tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from jiyi.core.entity_kinship import composed_kinship
+from jiyi.stores.entities import USER, GraphRelation
+from tests.core.test_entities import relations, run
+
+
+def test_the_grandchild_of_the_only_child_is_that_childs() -> None:
+    graph, _ = run("My daughter Rosa lives in Leeds.", "My grandson Milo turned five today.")
+    assert ("Milo", "son_of", "Rosa") in relations(graph)
+
+
+def test_chinese_the_grandchild_of_the_only_child() -> None:
+    graph, _ = run("我儿子叫陈峰 在上海上班", "孙女叫豆豆 今年三岁")
+    assert ("豆豆", "daughter_of", "陈峰") in relations(graph)
+
+
+def test_two_children_leave_the_grandchilds_parent_unknown() -> None:
+    graph, _ = run("My daughter Rosa lives in Leeds.", "My son Tom lives in York.", "My grandson Milo turned five.")
+    assert not any(r[1] in ("son_of", "daughter_of", "child_of") and r[0] == "Milo" for r in relations(graph))
+
+
+def test_two_grandchildren_may_be_cousins() -> None:
+    graph, _ = run("My daughter Rosa lives in Leeds.", "My grandson Milo turned five.",
+                   "My granddaughter Ivy started school.")
+    assert ("Milo", "son_of", "Rosa") in relations(graph)  # said while he was the only one
+    assert ("Ivy", "daughter_of", "Rosa") not in relations(graph)
+
+
+def test_the_child_of_my_child_is_my_grandchild() -> None:
+    graph, _ = run("My son Tom lives in York.", "Tom's daughter Ella is learning the violin.")
+    assert ("Ella", "daughter_of", "Tom") in relations(graph)
+    assert ("Ella", "granddaughter_of", USER) in relations(graph)
+
+
+def test_the_child_of_a_friend_is_no_grandchild() -> None:
+    graph, _ = run("My friend Tom lives in York.", "Tom's daughter Ella is learning the violin.")
+    assert not any(r[1].startswith("grand") for r in relations(graph))
+
+
+def test_my_husbands_daughter_is_my_stepdaughter() -> None:
+    graph, _ = run("My husband Carlos is a chef.", "Carlos's daughter Lucia visits on weekends.")
+    assert ("Lucia", "stepdaughter_of", USER) in relations(graph)
+
+
+def test_our_daughter_is_no_stepdaughter() -> None:
+    graph, _ = run("My husband Carlos is a chef.", "My daughter Lucia is ten.", "Carlos's daughter Lucia is ten.")
+    assert ("Lucia", "daughter_of", USER) in relations(graph)
+    assert ("Lucia", "stepdaughter_of", USER) not in relations(graph)
+
+
+def test_an_ex_husbands_son_is_no_stepson() -> None:
+    graph, _ = run("My ex-husband Mark lives in Bristol.", "Mark's son Leo is at college.")
+    assert ("Leo", "stepson_of", USER) not in relations(graph)
+
+
+def test_in_laws_are_not_composed() -> None:
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    held = [GraphRelation("zhiqiang", "husband_of", USER, valid_at=when),
+            GraphRelation("popo", "mother_in_law_of", USER, valid_at=when)]
+    assert composed_kinship(held, lambda _: None) == []
+
+
+def test_a_closed_relation_composes_nothing() -> None:
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    held = [GraphRelation("tom", "son_of", USER, valid_at=when),
+            GraphRelation("ella", "daughter_of", "tom", valid_at=when, invalid_at=when)]
+    assert composed_kinship(held, lambda _: "f") == []
+    held[1].invalid_at = None
+    assert composed_kinship(held, lambda _: "f") == [("ella", "granddaughter_of", USER)]
