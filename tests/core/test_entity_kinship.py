@@ -74,3 +74,30 @@ def test_a_closed_relation_composes_nothing() -> None:
     assert composed_kinship(held, lambda _: "f") == []
     held[1].invalid_at = None
     assert composed_kinship(held, lambda _: "f") == [("ella", "granddaughter_of", USER)]
+
+
+def test_my_relative_known_only_by_the_term_is_someone() -> None:
+    graph, _ = run("My sister moved to Porto last week.")
+    assert {("sister", "sister_of", USER), ("sister", "lives_in", "Porto")} <= relations(graph)
+
+
+def test_my_relative_known_by_the_term_takes_the_name_said_later() -> None:
+    graph, _ = run("My sister moved to Porto last week.", "My sister Ines is a chemist.")
+    assert {("Ines", "sister_of", USER), ("Ines", "lives_in", "Porto")} <= relations(graph)
+    assert [e.name for e in graph.entities.values() if e.kind == "person"] == ["Ines"]
+
+
+def test_chinese_my_relative_known_by_the_term_then_named() -> None:
+    graph, _ = run("我哥去东莞了 屋里就剩我", "我哥王磊打电话说厂里包吃住")
+    assert {("王磊", "brother_of", USER), ("王磊", "lives_in", "东莞")} <= relations(graph)
+
+
+def test_with_two_sisters_known_my_sister_is_neither_nor_a_third() -> None:
+    graph, _ = run("Ines is my sister.", "Ana is my sister too.", "My sister moved to Porto last week.")
+    assert not any(r[1] == "lives_in" for r in relations(graph))
+    assert sorted(e.name for e in graph.entities.values() if e.kind == "person") == ["Ana", "Ines"]
+
+
+def test_a_friend_known_only_by_the_word_is_not_made_someone() -> None:
+    graph, _ = run("My friend moved to Vienna.", "Her brother moved to Graz.")
+    assert relations(graph) == set()  # "my friend" is any of them; whose brother "her" means, nobody said

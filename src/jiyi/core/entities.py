@@ -45,6 +45,12 @@ _SHARED_HOME = frozenset({"lives_with", "roommate_of", "flatmate_of", "housemate
 _BOSSES = frozenset({"boss_of", "supervisor_of"})
 _WORKMATES = _BOSSES | {"coworker_of"}
 _SPOUSES = frozenset({"husband_of", "wife_of", "spouse_of"})
+# The user's relatives by blood or marriage: "my sister" said of no one the graph holds is still someone. Not roles
+# (老板又找我画墙画: a café's boss, not the user's) nor partners, whom "my girlfriend" may mean a new one of.
+_FAMILY = _SPOUSES | frozenset({
+    "mother_of", "father_of", "brother_of", "sister_of", "son_of", "daughter_of", "child_of", "cousin_of", "aunt_of",
+    "uncle_of", "nephew_of", "niece_of", "grandmother_of", "grandfather_of", "grandson_of", "granddaughter_of",
+    "grandchild_of", "mother_in_law_of", "father_in_law_of"})
 
 
 def _genders_of_relations() -> dict[str, str]:
@@ -163,23 +169,43 @@ class _Resolver:
 
     def holder(self, owner: Ref, held: str, said: str | None, other_end: str | None) -> str | None:
         """Who is `held` of `owner` ("her husband", 他妈, "my sister"): the one the graph says is, when it says one;
-        else the one it knows by the words said ("my sister" after "my sister Priya"). Never a new entity: someone
-        known only as "his mum" is not yet someone the graph can hold."""
+        else the one it knows by the words said ("my sister" after "my sister Priya"); else, for the user's family
+        only, someone new known by the term (relative_by_term). Someone known only as "his mum" is not yet someone
+        the graph can hold: whose mum a pronoun means is a guess, and a guessed relation is a wrong one."""
         whose = self.resolve(owner, other_end)
         if whose is None:
             return None
         found: str | None = None
+        by_words: list[str] = []
         if whose != USER or held in _ONE_HOLDER:
             family = COUPLE if held in COUPLE else frozenset({held})
             holders = {r.source for r in self.graph.relations if r.is_current and r.relation in family
                        and r.target == whose and r.source != other_end}
             found = holders.pop() if len(holders) == 1 else None  # two sisters known: a guess is a wrong relation
-        if found is None and whose == USER and said and (known := self.by_name(said)) is not None and \
-                known.kind == "person":
-            found = known.id
+        if found is None and whose == USER and said:
+            # "my sister" when two were introduced as "my sister": either, so neither
+            by_words = [e.id for e in self.graph.entities.values() if e.kind == "person"
+                        and any(form.casefold() == said.casefold() for form in e.surface_forms())]
+            found = by_words[0] if len(by_words) == 1 else None
+        if found is None and whose == USER and said and held in _FAMILY and not by_words and not any(
+                r.relation == held and r.target == USER and r.is_current for r in self.graph.relations):
+            found = self.relative_by_term(held, said)
         if found is not None:
             self.note(found)
         return found
+
+    def relative_by_term(self, held: str, said: str) -> str:
+        """The user's relative known so far only by the term ("我姐在川大读大二", "my sister moved to Porto"), when
+        the graph holds no one in that relation to the user: an entity named by the term, as "我妈" / "my mum" said
+        alone already are, which "我姐林可" / "my sister Ines" later renames (resolve). With a sister known, "my
+        sister" is not made a second one: that one is found by her words or not at all."""
+        term = said.removeprefix("my ").removeprefix("our ")
+        mine = f"my {term}" if said != term or term.isascii() else f"我{term}"
+        relative = GraphEntity("person", term, unique_forms([term, mine]))
+        self.graph.entities[relative.id] = relative
+        self.touched[relative.id] = relative
+        self.state(relative.id, held, USER)
+        return relative.id
 
     # --- relations -------------------------------------------------------------------------------------------
 
