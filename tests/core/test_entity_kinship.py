@@ -101,3 +101,33 @@ def test_with_two_sisters_known_my_sister_is_neither_nor_a_third() -> None:
 def test_a_friend_known_only_by_the_word_is_not_made_someone() -> None:
     graph, _ = run("My friend moved to Vienna.", "Her brother moved to Graz.")
     assert relations(graph) == set()  # "my friend" is any of them; whose brother "her" means, nobody said
+
+
+def test_a_named_persons_relative_known_only_so_is_someone() -> None:
+    graph, _ = run("My friend Priya is visiting.", "Priya's brother moved to Leeds last month.")
+    assert {("Priya's brother", "brother_of", "Priya"), ("Priya's brother", "lives_in", "Leeds")} <= relations(graph)
+
+
+def test_a_named_persons_relative_takes_the_name_said_later() -> None:
+    graph, _ = run("My friend Priya is visiting.", "Priya's brother moved to Leeds last month.",
+                   "Priya's brother Raj is a doctor.")
+    assert {("Raj", "brother_of", "Priya"), ("Raj", "lives_in", "Leeds")} <= relations(graph)
+    assert "Priya's brother" in next(e for e in graph.entities.values() if e.name == "Raj").aliases
+
+
+def test_chinese_a_named_persons_relative_then_named() -> None:
+    graph, _ = run("邻居老周人很好", "老周的女儿在杭州上班", "老周的女儿叫婷婷")
+    assert {("婷婷", "daughter_of", "老周"), ("婷婷", "lives_in", "杭州")} <= relations(graph)
+    assert sum(1 for e in graph.entities.values() if e.kind == "person") == 2
+
+
+def test_a_named_persons_relative_among_two_known_is_neither_nor_a_third() -> None:
+    graph, _ = run("老周有个女儿婷婷", "老周有个女儿小雨", "老周的女儿在杭州上班")
+    assert ("婷婷", "daughter_of", "老周") in relations(graph) and ("小雨", "daughter_of", "老周") in relations(graph)
+    assert not any(r[1] == "lives_in" for r in relations(graph))
+    assert sorted(e.name for e in graph.entities.values() if e.kind == "person") == ["婷婷", "小雨", "老周"]
+
+
+def test_a_pronouns_relative_is_not_made_someone() -> None:
+    graph, _ = run("My friend Priya is visiting.", "Her brother moved to Leeds last month.")
+    assert not any(r[1] == "lives_in" for r in relations(graph))

@@ -190,6 +190,9 @@ class _Resolver:
         if found is None and whose == USER and said and held in _FAMILY and not by_words and not any(
                 r.relation == held and r.target == USER and r.is_current for r in self.graph.relations):
             found = self.relative_by_term(held, said)
+        elif found is None and whose != USER and owner.name is not None and said and held in _FAMILY and not any(
+                r.relation == held and r.target == whose and r.is_current for r in self.graph.relations):
+            found = self.relative_of_named(whose, held, said)
         if found is not None:
             self.note(found)
         return found
@@ -206,6 +209,36 @@ class _Resolver:
         self.touched[relative.id] = relative
         self.state(relative.id, held, USER)
         return relative.id
+
+    def relative_of_named(self, whose: str, held: str, said: str) -> str:
+        """Someone known only as a named person's relative ("老周的女儿在杭州上班", "Priya's brother moved to
+        Leeds"), when the graph holds no one in that relation to them: an entity called so, which a name said later
+        takes over (named_relative). Not for "his brother": whose, a pronoun only guesses."""
+        relative = GraphEntity("person", said, [said])
+        self.graph.entities[relative.id] = relative
+        self.touched[relative.id] = relative
+        self.state(relative.id, held, whose)
+        return relative.id
+
+    def named_relative(self, claim: Claim) -> None:
+        """"老周的女儿叫婷婷" after 老周的女儿 was someone: the one the graph called 老周的女儿 is 婷婷 (renamed,
+        the old name kept as an alias), not a second daughter. Only when the graph holds exactly one such."""
+        subject, obj = claim.subject, claim.object
+        if claim.relation not in _FAMILY or subject.name is None or obj is None or obj.name is None or \
+                self.by_name(subject.name) is not None or (whose := self.by_name(obj.name)) is None:
+            return
+        called = tuple(f"{form}{joint}" for form in whose.surface_forms() for joint in ("的", "'s ", "’s "))
+        unnamed = [self.graph.entities[r.source] for r in self.current_of(claim.relation, whose.id)
+                   if self.graph.entities[r.source].name.startswith(called)]
+        if len(unnamed) == 1:
+            relative = unnamed[0]
+            relative.aliases = unique_forms([*relative.aliases, relative.name, *subject.alias_forms()])
+            relative.name = subject.name
+            self.touched[relative.id] = relative
+
+    def current_of(self, relation: str, target: str) -> list[GraphRelation]:
+        return [r for r in self.graph.relations if r.relation == relation and r.target == target and r.is_current
+                and r.source in self.graph.entities]
 
     # --- relations -------------------------------------------------------------------------------------------
 
@@ -351,6 +384,7 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
                 named.add(passing)
             continue
         if claim.object is not None and claim.subject.pronoun is None:
+            resolver.named_relative(claim)
             subject = resolver.resolve(claim.subject)
             obj = resolver.resolve(claim.object, subject)
         else:  # "she works at ...", "Anika is her daughter": a pronoun stands for someone other than the other end

@@ -302,8 +302,11 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
     if theirs and _ends_word(clause, theirs.end("term")):
         owner = pronoun(_PRONOUN_WORD[theirs.group("pron")]) if theirs.group("pron") else _person_named(
             theirs.group("name"))
-        # someone's relative, whoever that someone is: never the user, so nobody when the owner is not a person
-        return kin_of(owner, KIN[theirs.group("term")][0]) if owner is not None else None
+        # someone's relative, whoever that someone is: never the user, so nobody when the owner is not a person;
+        # 老周的女儿 is what the graph may call her until she is named
+        term = theirs.group("term")
+        said = f"{theirs.group('name')}的{term}" if theirs.group("name") else None
+        return kin_of(owner, KIN[term][0], said) if owner is not None else None
     if _MY_THING_AT_START.match(clause) and not _NAMING.match(clause):
         return None
     if clause.startswith(("我", "俺", "咱")):
