@@ -131,3 +131,27 @@ def test_a_named_persons_relative_among_two_known_is_neither_nor_a_third() -> No
 def test_a_pronouns_relative_is_not_made_someone() -> None:
     graph, _ = run("My friend Priya is visiting.", "Her brother moved to Leeds last month.")
     assert not any(r[1] == "lives_in" for r in relations(graph))
+
+
+def test_my_brothers_wife_is_my_sister_in_law() -> None:
+    graph, _ = run("My older brother Imran lives in Leeds.", "His wife Sana is a teacher.")
+    assert ("Sana", "wife_of", "Imran") in relations(graph)
+    assert ("Sana", "sister_in_law_of", USER) in relations(graph)
+
+
+def test_a_friends_wife_is_no_in_law() -> None:
+    graph, _ = run("My friend Imran lives in Leeds.", "His wife Sana is a teacher.")
+    assert ("Sana", "wife_of", "Imran") in relations(graph)
+    assert not any(r[1].endswith("_in_law_of") for r in relations(graph))
+
+
+def test_my_sisters_son_is_my_nephew() -> None:
+    graph, _ = run("My sister Nadia lives in Cairo.", "Nadia's son Omar started school.")
+    assert ("Omar", "nephew_of", USER) in relations(graph)
+
+
+def test_composed_kinship_with_a_gender_unknown_says_nothing() -> None:
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    held = [GraphRelation("nadia", "sister_of", USER, valid_at=when),
+            GraphRelation("kid", "child_of", "nadia", valid_at=when)]
+    assert composed_kinship(held, lambda _: None) == []  # niece or nephew: nothing said which
