@@ -155,3 +155,8 @@ def test_composed_kinship_with_a_gender_unknown_says_nothing() -> None:
     held = [GraphRelation("nadia", "sister_of", USER, valid_at=when),
             GraphRelation("kid", "child_of", "nadia", valid_at=when)]
     assert composed_kinship(held, lambda _: None) == []  # niece or nephew: nothing said which
+
+
+def test_chinese_my_relatives_acquaintance_is_not_my_relative() -> None:
+    graph, _ = run("我姐的同学在华为上班", "我妈的同事在深圳上班")
+    assert not any(r[1] in ("works_at", "lives_in") for r in relations(graph))

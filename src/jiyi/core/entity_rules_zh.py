@@ -295,6 +295,8 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         if claim.subject.kind == "person" and claim.subject.name not in KIN and _NAMING.search(clause):
             return claim.subject  # "我表姐叫小雅 在北京做产品经理": what follows is about 小雅
     mine = _MY_KIN_AT_START.match(clause)
+    if mine and clause.startswith("的", mine.end()):
+        return None  # 我姐的同学在华为上班: the classmate works there, someone the graph does not know
     if mine:
         term = mine.group("term")
         return kin_of(ME, KIN[term][0], term)  # 我妈腰不好 回咸阳了: 我妈 went back, not I
