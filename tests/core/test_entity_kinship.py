@@ -128,9 +128,34 @@ def test_a_named_persons_relative_among_two_known_is_neither_nor_a_third() -> No
     assert sorted(e.name for e in graph.entities.values() if e.kind == "person") == ["婷婷", "小雨", "老周"]
 
 
-def test_a_pronouns_relative_is_not_made_someone() -> None:
-    graph, _ = run("My friend Priya is visiting.", "Her brother moved to Leeds last month.")
+def test_a_relative_of_a_pronoun_two_could_mean_is_nobody() -> None:
+    graph, _ = run("My friend Priya is visiting.", "My neighbour Anna came too.", "Her brother moved to Leeds.")
     assert not any(r[1] == "lives_in" for r in relations(graph))
+    assert sorted(e.name for e in graph.entities.values() if e.kind == "person") == ["Anna", "Priya"]
+
+
+def test_the_unnamed_mother_of_my_one_grandson_is_my_one_daughter_named_later() -> None:
+    graph, _ = run("My grandson Leo started school. His mum works at Tesco.", "My daughter Amy is a nurse.")
+    assert {("Amy", "mother_of", "Leo"), ("Amy", "works_at", "Tesco"), ("Amy", "daughter_of", USER)} <= relations(graph)
+    assert sorted(e.name for e in graph.entities.values() if e.kind == "person") == ["Amy", "Leo"]
+
+
+def test_chinese_the_unnamed_mother_of_my_one_grandson_is_my_one_daughter() -> None:
+    graph, _ = run("我外孙乐乐上小学了 他妈在杭州上班", "闺女叫王芳 在杭州做会计")
+    assert {("王芳", "mother_of", "乐乐"), ("王芳", "lives_in", "杭州")} <= relations(graph)
+    assert "乐乐的妈妈" in next(e for e in graph.entities.values() if e.name == "王芳").aliases
+
+
+def test_the_unnamed_mother_of_my_grandson_is_not_my_son() -> None:
+    graph, _ = run("My grandson Leo started school. His mum works at Tesco.", "My son Ben is a pilot.")
+    assert ("Leo's mum", "mother_of", "Leo") in relations(graph)
+    assert not any(r[0] == "Ben" and r[1] in ("mother_of", "father_of", "works_at") for r in relations(graph))
+
+
+def test_the_unnamed_mother_of_a_grandson_with_two_children_known_is_neither() -> None:
+    graph, _ = run("My daughter Amy is a nurse.", "My daughter Kate is a pilot.",
+                   "My grandson Leo started school. His mum works at Tesco.")
+    assert not any(r[0] in ("Amy", "Kate") and r[1] in ("mother_of", "works_at") for r in relations(graph))
 
 
 def test_my_brothers_wife_is_my_sister_in_law() -> None:

@@ -31,12 +31,12 @@ Triple = tuple[str, str, str]
 # (parent, child) from either way of saying it: "Beth daughter_of user", "Liu father_of Doudou"
 _CHILD_OF = frozenset({"son_of", "daughter_of", "child_of"})
 _PARENT_OF = frozenset({"mother_of", "father_of"})
-_GRANDCHILD_OF = frozenset({"grandson_of", "granddaughter_of", "grandchild_of"})
+GRANDCHILD_OF = frozenset({"grandson_of", "granddaughter_of", "grandchild_of"})
 _STEPCHILD_OF = frozenset({"stepson_of", "stepdaughter_of"})
 _SPOUSE_OF = frozenset({"husband_of", "wife_of", "spouse_of"})
 _SIBLING_OF = frozenset({"brother_of", "sister_of", "twin_of"})
 # a message stating none of these composes nothing new
-KINSHIP_PREMISES = _CHILD_OF | _PARENT_OF | _GRANDCHILD_OF | _STEPCHILD_OF | _SPOUSE_OF | _SIBLING_OF
+KINSHIP_PREMISES = _CHILD_OF | _PARENT_OF | GRANDCHILD_OF | _STEPCHILD_OF | _SPOUSE_OF | _SIBLING_OF
 # by the gender of the one who is the relation's source: (man, woman, unknown)
 _CHILD = ("son_of", "daughter_of", "child_of")
 _GRANDCHILD = ("grandson_of", "granddaughter_of", "grandchild_of")
@@ -65,7 +65,7 @@ def composed_kinship(relations: Sequence[GraphRelation], gender: Callable[[str],
     current = [r for r in relations if r.is_current]
     pairs = parent_child_pairs(current)
     children = {child for parent, child in pairs if parent == USER}
-    grandchildren = {r.source for r in current if r.relation in _GRANDCHILD_OF and r.target == USER}
+    grandchildren = {r.source for r in current if r.relation in GRANDCHILD_OF and r.target == USER}
     stepchildren = {r.source for r in current if r.relation in _STEPCHILD_OF and r.target == USER}
     spouses = {r.source if r.target == USER else r.target for r in current
                if r.relation in _SPOUSE_OF and USER in (r.source, r.target)}

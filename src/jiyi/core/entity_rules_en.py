@@ -290,7 +290,7 @@ def _subject(word: str | None) -> Ref:
             else named(_POSSESSIVE_S.sub("", kin.group("owner")))
         term = kin.group("term").casefold()
         # "Priya's brother" is what the graph may call him until he is named
-        said = f"my {term}" if owner is ME else f"{owner.name}'s {term}" if owner.name else None
+        said = f"my {term}" if owner is ME else f"{owner.name}'s {term}" if owner.name else term
         return kin_of(owner, KIN[term][0], said)
     if word.casefold() in ("he", "she", "they"):
         return pronoun(word.casefold())

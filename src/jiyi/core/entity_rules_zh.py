@@ -307,7 +307,7 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         # someone's relative, whoever that someone is: never the user, so nobody when the owner is not a person;
         # 老周的女儿 is what the graph may call her until she is named
         term = theirs.group("term")
-        said = f"{theirs.group('name')}的{term}" if theirs.group("name") else None
+        said = f"{theirs.group('name')}的{term}" if theirs.group("name") else term
         return kin_of(owner, KIN[term][0], said) if owner is not None else None
     if _MY_THING_AT_START.match(clause) and not _NAMING.match(clause):
         return None
