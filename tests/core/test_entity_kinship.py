@@ -185,3 +185,15 @@ def test_composed_kinship_with_a_gender_unknown_says_nothing() -> None:
 def test_chinese_my_relatives_acquaintance_is_not_my_relative() -> None:
     graph, _ = run("我姐的同学在华为上班", "我妈的同事在深圳上班")
     assert not any(r[1] in ("works_at", "lives_in") for r in relations(graph))
+
+
+def test_a_pronouns_unnamed_relative_takes_the_name_said_later() -> None:
+    graph, _ = run("我同事小刘人很好", "他妈在昆明上班", "他妈叫王丽")
+    assert {("王丽", "mother_of", "小刘"), ("王丽", "lives_in", "昆明")} <= relations(graph)
+    assert sorted(e.name for e in graph.entities.values() if e.kind == "person") == ["小刘", "王丽"]
+
+
+def test_english_a_pronouns_unnamed_relative_takes_the_name_said_later() -> None:
+    graph, _ = run("My friend Kemal is great.", "His brother moved to Izmir.", "His brother Emre is a pilot.")
+    assert {("Emre", "brother_of", "Kemal"), ("Emre", "lives_in", "Izmir")} <= relations(graph)
+    assert "Kemal's brother" in next(e for e in graph.entities.values() if e.name == "Emre").aliases

@@ -239,14 +239,21 @@ class _Resolver:
         return relative.id
 
     def named_relative(self, claim: Claim) -> None:
-        """"老周的女儿叫婷婷" after 老周的女儿 was someone: the one the graph called 老周的女儿 is 婷婷 (renamed,
-        the old name kept as an alias), not a second daughter. Only when the graph holds exactly one such."""
+        """"老周的女儿叫婷婷" / "他妈叫王丽" after 老周的女儿 / 小刘的妈妈 was someone: the one the graph called so is
+        婷婷 (renamed, the old name kept as an alias), not a second daughter. Only when the graph holds exactly one
+        such."""
         subject, obj = claim.subject, claim.object
-        if claim.relation not in _FAMILY or subject.name is None or obj is None or obj.name is None or \
-                self.by_name(subject.name) is not None or (whose := self.by_name(obj.name)) is None:
+        if claim.relation not in _FAMILY or subject.name is None or obj is None or \
+                self.by_name(subject.name) is not None:
             return
-        unnamed = [self.graph.entities[r.source] for r in self.current_of(claim.relation, whose.id)
-                   if self.is_unnamed_relative(r.source, whose.id)]
+        if obj.name is not None:
+            whose = known.id if (known := self.by_name(obj.name)) is not None else None
+        else:  # "他妈叫王丽": whose mother, as the claim will take it
+            whose = self.pronoun(obj.pronoun) if obj.pronoun is not None else None
+        if whose is None or whose == USER:
+            return
+        unnamed = [self.graph.entities[r.source] for r in self.current_of(claim.relation, whose)
+                   if self.is_unnamed_relative(r.source, whose)]
         if len(unnamed) == 1:
             relative = unnamed[0]
             relative.aliases = unique_forms([*relative.aliases, relative.name, *subject.alias_forms()])
