@@ -197,3 +197,19 @@ def test_english_a_pronouns_unnamed_relative_takes_the_name_said_later() -> None
     graph, _ = run("My friend Kemal is great.", "His brother moved to Izmir.", "His brother Emre is a pilot.")
     assert {("Emre", "brother_of", "Kemal"), ("Emre", "lives_in", "Izmir")} <= relations(graph)
     assert "Kemal's brother" in next(e for e in graph.entities.values() if e.name == "Emre").aliases
+
+
+def test_a_pronoun_two_earlier_people_fit_states_nothing() -> None:
+    graph, _ = run("我对象阿哲在医院上班", "我leader老钱今天又甩锅", "他姐陈蕾下个月结婚")
+    assert not any(r[1] == "sister_of" for r in relations(graph))
+
+
+def test_a_pronoun_only_one_earlier_person_fits_is_that_one() -> None:
+    graph, _ = run("My friend Tom called.", "His sister Jo is a nurse.")
+    assert ("Jo", "sister_of", "Tom") in relations(graph)
+
+
+def test_a_pronoun_after_a_name_in_the_same_message_is_that_name() -> None:
+    graph, _ = run("My pal Graeme is fine.", "My pal Davie plays bowls.",
+                   "Davie has been poorly. His wife Agnes says it's his heart.")
+    assert ("Agnes", "wife_of", "Davie") in relations(graph)

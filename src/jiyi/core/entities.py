@@ -98,6 +98,8 @@ class _Resolver:
     speakers: set[str] = field(default_factory=set)  # entity ids of the conversation's named speakers
     guessed: set[str] = field(default_factory=set)  # entity ids this message created from a name alone, kind a guess
     created: set[str] = field(default_factory=set)  # entity ids this message created (none of it saved yet)
+    here: set[str] = field(default_factory=set)  # entity ids this message mentions (by name, or by creating them)
+    in_message: bool = False  # past the earlier messages: what is noted now is mentioned here
     folded: dict[str, str] = field(default_factory=dict)  # created in this message -> the one it turned out to be
 
     # --- finding entities ----------------------------------------------------------------------------------
@@ -115,6 +117,8 @@ class _Resolver:
         if entity_id in self.recent:
             self.recent.remove(entity_id)
         self.recent.append(entity_id)
+        if self.in_message:
+            self.here.add(entity_id)
 
     def by_name(self, name: str) -> GraphEntity | None:
         folded = name.casefold()
@@ -123,33 +127,36 @@ class _Resolver:
                 return entity
         return None
 
-    def pronoun(self, word: str, other_end: str | None = None) -> str | None:
-        kind, gender = PRONOUN_KINDS[word]
+    def pronoun(self, word: str, other_end: str | None = None, sure: bool = False) -> str | None:
+        """The entity mentioned last that the pronoun can mean. With `sure` (a relation will be stated on it), one
+        not mentioned in this message must be the only one that fits: "他姐陈蕾" two turns after the partner and one
+        after the boss is either's sister, so neither's; "Fiona lives with her husband" is Fiona's."""
         for entity_id in reversed(self.recent):
             if entity_id in self.speakers or entity_id == other_end:
                 continue  # between named speakers, "she" is neither of them: they are "I" and "you"
-            entity = self.graph.entities[entity_id]
-            if kind == "pet" and entity.kind in ("pet", "thing"):
-                return entity_id
-            if kind == "person" and entity.kind == "person" and (
-                    gender is None or self.gender(entity_id) in (gender, None)):
+            if self.can_mean(word, entity_id):
+                if sure and entity_id not in self.here:
+                    return self.only_fit(word, other_end)
                 return entity_id
         return None
 
+    def can_mean(self, word: str, entity_id: str) -> bool:
+        kind, gender = PRONOUN_KINDS[word]
+        entity = self.graph.entities[entity_id]
+        if kind == "pet":
+            return entity.kind in ("pet", "thing")
+        return entity.kind == "person" and (gender is None or self.gender(entity_id) in (gender, None))
+
     def only_fit(self, word: str, other_end: str | None) -> str | None:
         """The one entity of those mentioned lately that the pronoun can mean, None when none or several can."""
-        kind, gender = PRONOUN_KINDS[word]
-        fits = [e for e in self.recent if e not in self.speakers and e != other_end and (
-            (kind == "pet" and self.graph.entities[e].kind in ("pet", "thing"))
-            or (kind == "person" and self.graph.entities[e].kind == "person"
-                and (gender is None or self.gender(e) in (gender, None))))]
+        fits = [e for e in self.recent if e not in self.speakers and e != other_end and self.can_mean(word, e)]
         return fits[0] if len(fits) == 1 else None
 
     def resolve(self, ref: Ref, other_end: str | None = None, guess: bool = False) -> str | None:
         if ref.is_user:
             return USER
         if ref.pronoun:
-            return self.pronoun(ref.pronoun, other_end)
+            return self.pronoun(ref.pronoun, other_end, sure=True)
         if ref.owner is not None and ref.held is not None:
             return self.holder(ref.owner, ref.held, ref.alias, other_end)
         assert ref.name is not None
@@ -450,6 +457,7 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
     for earlier in recent_texts[-4:]:
         for entity_id in resolver.mentions(earlier):
             resolver.note(entity_id)
+    resolver.in_message = True
     for entity_id in resolver.mentions(text):
         resolver.note(entity_id)
     named = set(resolver.mentions(text))
