@@ -6,11 +6,15 @@ a name with the kind its context gives it ("my cat Mochi": a pet), or a pronoun 
 each Ref against the user's graph:
 - a name or alias the graph knows is that entity ("表姐" after "我表姐叫小雅" is 小雅);
 - a pronoun is the entity mentioned last (in this message, then the user's recent messages) whose kind and gender
-  fit it (she: a woman or girl, by the kinship or role term she was introduced with; it / 它: a pet or a thing);
-- a new name becomes a new entity, its kinship or role phrase an alias.
+  fit it (she: a woman or girl, by the kinship or role term she was introduced with; it / 它: a pet or a thing) —
+  for a relation, one not mentioned in this message only when no one else mentioned lately fits;
+- a new name becomes a new entity, its kinship or role phrase an alias;
+- a relative known only by the term or as whose they are (我姐, 老周的女儿, "Kemal's brother" for "his brother" when
+  only Kemal fits "his") becomes an entity called so, which a name said later renames.
 Then it states the relation (once: a relation already current is only given the new memory as support), closes the
 relation a claim ends ("we broke up", "离职"), and closes what a single-valued relation replaces (lives_in Denver
-when lives_in Seattle comes; works_at a company when works_at another does). Nothing here does I/O: the write path
+when lives_in Seattle comes; works_at a company when works_at another does), and composes kinship the graph leaves
+one answer to (core/entity_kinship.py: a grandchild through the user's child). Nothing here does I/O: the write path
 reads the graph, calls extract_change and saves the result.
 """
 
@@ -193,9 +197,10 @@ class _Resolver:
 
     def holder(self, owner: Ref, held: str, said: str | None, other_end: str | None) -> str | None:
         """Who is `held` of `owner` ("her husband", 他妈, "my sister"): the one the graph says is, when it says one;
-        else the one it knows by the words said ("my sister" after "my sister Priya"); else, for the user's family
-        only, someone new known by the term (relative_by_term). Someone known only as "his mum" is not yet someone
-        the graph can hold: whose mum a pronoun means is a guess, and a guessed relation is a wrong one."""
+        else the one it knows by the words said ("my sister" after "my sister Priya"); else, for family only,
+        someone new known by the term (relative_by_term: 我姐) or as whose relative they are (relative_of_named:
+        老周的女儿, "Kemal's brother" for "his brother" when only Kemal fits "his" — with two, whose is a guess,
+        and a guessed relation is a wrong one)."""
         whose = self.resolve(owner, other_end)
         if whose is None:
             return None
@@ -240,7 +245,7 @@ class _Resolver:
     def relative_of_named(self, whose: str, held: str, said: str) -> str:
         """Someone known only as a named person's relative ("老周的女儿在杭州上班", "Priya's brother moved to
         Leeds"), when the graph holds no one in that relation to them: an entity called so, which a name said later
-        takes over (named_relative). Not for "his brother": whose, a pronoun only guesses."""
+        takes over (named_relative)."""
         relative = self.add(GraphEntity("person", said, [said]))
         self.state(relative.id, held, whose)
         return relative.id
@@ -308,6 +313,8 @@ class _Resolver:
         self.touched.pop(new, None)
         self.touched[into] = kept
         self.created.discard(new)
+        self.guessed.discard(new)
+        self.here.discard(new)
         self.folded[new] = into
         for relation in [r for r in self.graph.relations if new in (r.source, r.target)]:
             relation.source = into if relation.source == new else relation.source
