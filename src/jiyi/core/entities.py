@@ -6,11 +6,15 @@ a name with the kind its context gives it ("my cat Mochi": a pet), or a pronoun 
 each Ref against the user's graph:
 - a name or alias the graph knows is that entity ("表姐" after "我表姐叫小雅" is 小雅);
 - a pronoun is the entity mentioned last (in this message, then the user's recent messages) whose kind and gender
-  fit it (she: a woman or girl, by the kinship or role term she was introduced with; it / 它: a pet or a thing);
-- a new name becomes a new entity, its kinship or role phrase an alias.
+  fit it (she: a woman or girl, by the kinship or role term she was introduced with; it / 它: a pet or a thing) —
+  for a relation, one not mentioned in this message only when no one else mentioned lately fits;
+- a new name becomes a new entity, its kinship or role phrase an alias;
+- a relative known only by the term or as whose they are (我姐, 老周的女儿, "Kemal's brother" for "his brother" when
+  only Kemal fits "his") becomes an entity called so, which a name said later renames.
 Then it states the relation (once: a relation already current is only given the new memory as support), closes the
 relation a claim ends ("we broke up", "离职"), and closes what a single-valued relation replaces (lives_in Denver
-when lives_in Seattle comes; works_at a company when works_at another does). Nothing here does I/O: the write path
+when lives_in Seattle comes; works_at a company when works_at another does), and composes kinship the graph leaves
+one answer to (core/entity_kinship.py: a grandchild through the user's child). Nothing here does I/O: the write path
 reads the graph, calls extract_change and saves the result.
 """
 
@@ -22,6 +26,7 @@ from datetime import datetime
 
 from jiyi.core import entity_names_zh, entity_rules_en, entity_rules_zh
 from jiyi.core.entity_claims import Claim, Ref
+from jiyi.core.entity_kinship import GRANDCHILD_OF, KINSHIP_PREMISES, composed_kinship, parent_child_pairs
 from jiyi.core.facts import is_chinese
 from jiyi.stores.entities import USER, Graph, GraphChange, GraphEntity, GraphRelation, search_forms, unique_forms
 
@@ -44,6 +49,14 @@ _SHARED_HOME = frozenset({"lives_with", "roommate_of", "flatmate_of", "housemate
 _BOSSES = frozenset({"boss_of", "supervisor_of"})
 _WORKMATES = _BOSSES | {"coworker_of"}
 _SPOUSES = frozenset({"husband_of", "wife_of", "spouse_of"})
+# 他妈 of 小刘 is 小刘的妈妈 written out: the one-character terms said after a pronoun, as a name writes them
+_WRITTEN_TERM = {"妈": "妈妈", "爸": "爸爸", "哥": "哥哥", "姐": "姐姐", "弟": "弟弟", "妹": "妹妹"}
+# The user's relatives by blood or marriage: "my sister" said of no one the graph holds is still someone. Not roles
+# (老板又找我画墙画: a café's boss, not the user's) nor partners, whom "my girlfriend" may mean a new one of.
+_FAMILY = _SPOUSES | frozenset({
+    "mother_of", "father_of", "brother_of", "sister_of", "son_of", "daughter_of", "child_of", "cousin_of", "aunt_of",
+    "uncle_of", "nephew_of", "niece_of", "grandmother_of", "grandfather_of", "grandson_of", "granddaughter_of",
+    "grandchild_of", "mother_in_law_of", "father_in_law_of"})
 
 
 def _genders_of_relations() -> dict[str, str]:
@@ -88,8 +101,18 @@ class _Resolver:
     touched: dict[str, GraphEntity] = field(default_factory=dict)
     speakers: set[str] = field(default_factory=set)  # entity ids of the conversation's named speakers
     guessed: set[str] = field(default_factory=set)  # entity ids this message created from a name alone, kind a guess
+    created: set[str] = field(default_factory=set)  # entity ids this message created (none of it saved yet)
+    here: set[str] = field(default_factory=set)  # entity ids this message mentions (by name, or by creating them)
+    in_message: bool = False  # past the earlier messages: what is noted now is mentioned here
+    folded: dict[str, str] = field(default_factory=dict)  # created in this message -> the one it turned out to be
 
     # --- finding entities ----------------------------------------------------------------------------------
+
+    def add(self, entity: GraphEntity) -> GraphEntity:
+        self.graph.entities[entity.id] = entity
+        self.touched[entity.id] = entity
+        self.created.add(entity.id)
+        return entity
 
     def mentions(self, text: str) -> list[str]:
         return [entity_id for entity_id, _, _ in find_mentions(text, self.graph)]
@@ -98,6 +121,8 @@ class _Resolver:
         if entity_id in self.recent:
             self.recent.remove(entity_id)
         self.recent.append(entity_id)
+        if self.in_message:
+            self.here.add(entity_id)
 
     def by_name(self, name: str) -> GraphEntity | None:
         folded = name.casefold()
@@ -106,24 +131,36 @@ class _Resolver:
                 return entity
         return None
 
-    def pronoun(self, word: str, other_end: str | None = None) -> str | None:
-        kind, gender = PRONOUN_KINDS[word]
+    def pronoun(self, word: str, other_end: str | None = None, sure: bool = False) -> str | None:
+        """The entity mentioned last that the pronoun can mean. With `sure` (a relation will be stated on it), one
+        not mentioned in this message must be the only one that fits: "他姐陈蕾" two turns after the partner and one
+        after the boss is either's sister, so neither's; "Fiona lives with her husband" is Fiona's."""
         for entity_id in reversed(self.recent):
             if entity_id in self.speakers or entity_id == other_end:
                 continue  # between named speakers, "she" is neither of them: they are "I" and "you"
-            entity = self.graph.entities[entity_id]
-            if kind == "pet" and entity.kind in ("pet", "thing"):
-                return entity_id
-            if kind == "person" and entity.kind == "person" and (
-                    gender is None or self.gender(entity_id) in (gender, None)):
+            if self.can_mean(word, entity_id):
+                if sure and entity_id not in self.here:
+                    return self.only_fit(word, other_end)
                 return entity_id
         return None
+
+    def can_mean(self, word: str, entity_id: str) -> bool:
+        kind, gender = PRONOUN_KINDS[word]
+        entity = self.graph.entities[entity_id]
+        if kind == "pet":
+            return entity.kind in ("pet", "thing")
+        return entity.kind == "person" and (gender is None or self.gender(entity_id) in (gender, None))
+
+    def only_fit(self, word: str, other_end: str | None) -> str | None:
+        """The one entity of those mentioned lately that the pronoun can mean, None when none or several can."""
+        fits = [e for e in self.recent if e not in self.speakers and e != other_end and self.can_mean(word, e)]
+        return fits[0] if len(fits) == 1 else None
 
     def resolve(self, ref: Ref, other_end: str | None = None, guess: bool = False) -> str | None:
         if ref.is_user:
             return USER
         if ref.pronoun:
-            return self.pronoun(ref.pronoun, other_end)
+            return self.pronoun(ref.pronoun, other_end, sure=True)
         if ref.owner is not None and ref.held is not None:
             return self.holder(ref.owner, ref.held, ref.alias, other_end)
         assert ref.name is not None
@@ -148,9 +185,7 @@ class _Resolver:
             if ref.kind is None:
                 return None
             familiar = entity_names_zh.familiar_forms(ref.name) if ref.kind == "person" else []
-            known = GraphEntity(ref.kind, ref.name, unique_forms([ref.name, *ref.alias_forms(), *familiar]))
-            self.graph.entities[known.id] = known
-            self.touched[known.id] = known
+            known = self.add(GraphEntity(ref.kind, ref.name, unique_forms([ref.name, *ref.alias_forms(), *familiar])))
             if guess:
                 self.guessed.add(known.id)
         elif ref.alias and all(a.casefold() != f.casefold() for a in ref.alias_forms()
@@ -162,23 +197,140 @@ class _Resolver:
 
     def holder(self, owner: Ref, held: str, said: str | None, other_end: str | None) -> str | None:
         """Who is `held` of `owner` ("her husband", 他妈, "my sister"): the one the graph says is, when it says one;
-        else the one it knows by the words said ("my sister" after "my sister Priya"). Never a new entity: someone
-        known only as "his mum" is not yet someone the graph can hold."""
+        else the one it knows by the words said ("my sister" after "my sister Priya"); else, for family only,
+        someone new known by the term (relative_by_term: 我姐) or as whose relative they are (relative_of_named:
+        老周的女儿, "Kemal's brother" for "his brother" when only Kemal fits "his" — with two, whose is a guess,
+        and a guessed relation is a wrong one)."""
         whose = self.resolve(owner, other_end)
         if whose is None:
             return None
         found: str | None = None
+        by_words: list[str] = []
         if whose != USER or held in _ONE_HOLDER:
             family = COUPLE if held in COUPLE else frozenset({held})
             holders = {r.source for r in self.graph.relations if r.is_current and r.relation in family
                        and r.target == whose and r.source != other_end}
             found = holders.pop() if len(holders) == 1 else None  # two sisters known: a guess is a wrong relation
-        if found is None and whose == USER and said and (known := self.by_name(said)) is not None and \
-                known.kind == "person":
-            found = known.id
+        if found is None and whose == USER and said:
+            # "my sister" when two were introduced as "my sister": either, so neither
+            by_words = [e.id for e in self.graph.entities.values() if e.kind == "person"
+                        and any(form.casefold() == said.casefold() for form in e.surface_forms())]
+            found = by_words[0] if len(by_words) == 1 else None
+        if found is None and whose == USER and said and held in _FAMILY and not by_words and not any(
+                r.relation == held and r.target == USER and r.is_current for r in self.graph.relations):
+            found = self.relative_by_term(held, said)
+        elif found is None and whose != USER and said and held in _FAMILY and not any(
+                r.relation == held and r.target == whose and r.is_current for r in self.graph.relations):
+            if owner.name is not None:
+                found = self.relative_of_named(whose, held, said)
+            elif owner.pronoun is not None and self.only_fit(owner.pronoun, other_end) == whose:
+                name = self.graph.entities[whose].name
+                found = self.relative_of_named(whose, held, f"{name}'s {said}" if said.isascii()
+                                               else f"{name}的{_WRITTEN_TERM.get(said, said)}")
         if found is not None:
             self.note(found)
         return found
+
+    def relative_by_term(self, held: str, said: str) -> str:
+        """The user's relative known so far only by the term ("我姐在川大读大二", "my sister moved to Porto"), when
+        the graph holds no one in that relation to the user: an entity named by the term, as "我妈" / "my mum" said
+        alone already are, which "我姐林可" / "my sister Ines" later renames (resolve). With a sister known, "my
+        sister" is not made a second one: that one is found by her words or not at all."""
+        term = said.removeprefix("my ").removeprefix("our ")
+        mine = f"my {term}" if said != term or term.isascii() else f"我{term}"
+        relative = self.add(GraphEntity("person", term, unique_forms([term, mine])))
+        self.state(relative.id, held, USER)
+        return relative.id
+
+    def relative_of_named(self, whose: str, held: str, said: str) -> str:
+        """Someone known only as a named person's relative ("老周的女儿在杭州上班", "Priya's brother moved to
+        Leeds"), when the graph holds no one in that relation to them: an entity called so, which a name said later
+        takes over (named_relative)."""
+        relative = self.add(GraphEntity("person", said, [said]))
+        self.state(relative.id, held, whose)
+        return relative.id
+
+    def named_relative(self, claim: Claim) -> None:
+        """"老周的女儿叫婷婷" / "他妈叫王丽" after 老周的女儿 / 小刘的妈妈 was someone: the one the graph called so is
+        婷婷 (renamed, the old name kept as an alias), not a second daughter. Only when the graph holds exactly one
+        such."""
+        subject, obj = claim.subject, claim.object
+        if claim.relation not in _FAMILY or subject.name is None or obj is None or \
+                self.by_name(subject.name) is not None:
+            return
+        if obj.name is not None:
+            whose = known.id if (known := self.by_name(obj.name)) is not None else None
+        else:  # "他妈叫王丽": whose mother, as the claim will take it
+            whose = self.pronoun(obj.pronoun) if obj.pronoun is not None else None
+        if whose is None or whose == USER:
+            return
+        unnamed = [self.graph.entities[r.source] for r in self.current_of(claim.relation, whose)
+                   if self.is_unnamed_relative(r.source, whose)]
+        if len(unnamed) == 1:
+            relative = unnamed[0]
+            relative.aliases = unique_forms([*relative.aliases, relative.name, *subject.alias_forms()])
+            relative.name = subject.name
+            self.touched[relative.id] = relative
+
+    def is_unnamed_relative(self, entity_id: str, of: str) -> bool:
+        """Known only as `of`'s relative: called so by relative_of_named (老周的女儿, "Priya's brother")."""
+        called = tuple(f"{form}{joint}" for form in self.graph.entities[of].surface_forms()
+                       for joint in ("的", "'s ", "’s "))
+        return self.graph.entities[entity_id].name.startswith(called)
+
+    def identify_unnamed_parent(self) -> None:
+        """"他妈在深圳上班" of the user's grandson, then "闺女叫李娟": the grandchild's mother known only so is the
+        user's daughter, when the graph holds one child of the user, of the parent's gender, and one grandchild. One
+        of the two is new in this message and folded into the other (one the store holds cannot be: merging is the
+        console's)."""
+        current = [r for r in self.graph.relations if r.is_current]
+        pairs = parent_child_pairs(current)
+        children = [child for parent, child in pairs if parent == USER]
+        grandchildren = {r.source for r in current if r.relation in GRANDCHILD_OF and r.target == USER}
+        if len(children) != 1 or len(grandchildren) != 1:
+            return
+        (child,), (grandchild,) = children, tuple(grandchildren)
+        gender = self.gender(child)
+        parents = [parent for parent, kid in pairs if kid == grandchild and gender is not None
+                   and parent in self.graph.entities and self.gender(parent) == gender]
+        if len(parents) != 1 or parents[0] == child or not self.is_unnamed_relative(parents[0], grandchild):
+            return
+        unnamed = parents[0]
+        if child in self.created:
+            self.fold(child, into=unnamed, named=True)
+        elif unnamed in self.created:
+            self.fold(unnamed, into=child, named=False)
+
+    def fold(self, new: str, into: str, named: bool) -> None:
+        """Entity `new` (created in this message) is `into`: its relations become `into`'s, and with `named`
+        `into` takes its name (the old one kept as an alias)."""
+        gone, kept = self.graph.entities.pop(new), self.graph.entities[into]
+        if named:
+            kept.aliases = unique_forms([*kept.aliases, kept.name, *gone.aliases])
+            kept.name = gone.name
+        else:
+            kept.aliases = unique_forms([*kept.aliases, *gone.surface_forms()])
+        self.touched.pop(new, None)
+        self.touched[into] = kept
+        self.created.discard(new)
+        self.guessed.discard(new)
+        self.here.discard(new)
+        self.folded[new] = into
+        for relation in [r for r in self.graph.relations if new in (r.source, r.target)]:
+            relation.source = into if relation.source == new else relation.source
+            relation.target = into if relation.target == new else relation.target
+            twin = [r for r in self.graph.relations if r is not relation and (r.source, r.relation, r.target) ==
+                    (relation.source, relation.relation, relation.target) and r.is_current]
+            if twin or relation.source == relation.target:
+                self.graph.relations.remove(relation)
+                self.change.relations = [r for r in self.change.relations if r is not relation]
+                if twin:
+                    self.touch(twin[0])
+        self.recent = [e for e in self.recent if e != new]
+
+    def current_of(self, relation: str, target: str) -> list[GraphRelation]:
+        return [r for r in self.graph.relations if r.relation == relation and r.target == target and r.is_current
+                and r.source in self.graph.entities]
 
     # --- relations -------------------------------------------------------------------------------------------
 
@@ -271,6 +423,17 @@ class _Resolver:
                 if len(homes[one]) == 1 and not homes[other]:
                     self.state(other, "lives_in", homes[one][0])
 
+    def infer_kinship(self) -> None:
+        """What this message's kinship composes with what the graph held (core/entity_kinship.py): "my grandson
+        Tommy" after "my daughter Beth" is Beth's son. Never what the graph holds or held and closed."""
+        if not any(r.relation in KINSHIP_PREMISES for r in self.change.relations):
+            return
+        self.identify_unnamed_parent()
+        held = {(r.source, r.relation, r.target) for r in self.graph.relations}
+        for source, relation, target in composed_kinship(self.graph.relations, self.gender):
+            if (source, relation, target) not in held:
+                self.state(source, relation, target)
+
     def end(self, source: str, relation: str, target: str | None) -> None:
         if relation == ANY_COUPLE:
             for old in [r for r in self.graph.relations if r.relation in COUPLE and r.is_current
@@ -301,6 +464,7 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
     for earlier in recent_texts[-4:]:
         for entity_id in resolver.mentions(earlier):
             resolver.note(entity_id)
+    resolver.in_message = True
     for entity_id in resolver.mentions(text):
         resolver.note(entity_id)
     named = set(resolver.mentions(text))
@@ -314,6 +478,7 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
                 named.add(passing)
             continue
         if claim.object is not None and claim.subject.pronoun is None:
+            resolver.named_relative(claim)
             subject = resolver.resolve(claim.subject)
             obj = resolver.resolve(claim.object, subject)
         else:  # "she works at ...", "Anika is her daughter": a pronoun stands for someone other than the other end
@@ -341,11 +506,13 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
             resolver.state(subject, claim.relation, obj)
     resolver.infer_workplaces()
     resolver.infer_shared_homes()
+    resolver.infer_kinship()
     change = resolver.change
     change.entities = list(resolver.touched.values())
     # A speaker named in a conversation between named speakers is spoken to ("Thanks, Caroline!"), not about: on
     # LoCoMo those were 1,082 of 1,196 mentions, and searches that named a speaker got her greetings from the graph
     # path (1-4 any@10 82.0 with the path, 82.8 without; 82.8 with, once they were not mentions).
+    named = {resolver.folded.get(entity_id, entity_id) for entity_id in named}
     change.mentions = [(entity_id, memory_id) for entity_id in sorted(named - resolver.speakers)
                        for memory_id in memory_ids]
     return change

@@ -289,7 +289,9 @@ def _subject(word: str | None) -> Ref:
         owner = _owner(kin.group("owner"))[0] if kin.group("owner").casefold() in ("my", "our", "his", "her", "their") \
             else named(_POSSESSIVE_S.sub("", kin.group("owner")))
         term = kin.group("term").casefold()
-        return kin_of(owner, KIN[term][0], f"my {term}" if owner is ME else None)
+        # "Priya's brother" is what the graph may call him until he is named
+        said = f"my {term}" if owner is ME else f"{owner.name}'s {term}" if owner.name else term
+        return kin_of(owner, KIN[term][0], said)
     if word.casefold() in ("he", "she", "they"):
         return pronoun(word.casefold())
     return named(word)

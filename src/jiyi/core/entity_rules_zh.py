@@ -295,6 +295,8 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         if claim.subject.kind == "person" and claim.subject.name not in KIN and _NAMING.search(clause):
             return claim.subject  # "我表姐叫小雅 在北京做产品经理": what follows is about 小雅
     mine = _MY_KIN_AT_START.match(clause)
+    if mine and clause.startswith("的", mine.end()):
+        return None  # 我姐的同学在华为上班: the classmate works there, someone the graph does not know
     if mine:
         term = mine.group("term")
         return kin_of(ME, KIN[term][0], term)  # 我妈腰不好 回咸阳了: 我妈 went back, not I
@@ -302,8 +304,11 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
     if theirs and _ends_word(clause, theirs.end("term")):
         owner = pronoun(_PRONOUN_WORD[theirs.group("pron")]) if theirs.group("pron") else _person_named(
             theirs.group("name"))
-        # someone's relative, whoever that someone is: never the user, so nobody when the owner is not a person
-        return kin_of(owner, KIN[theirs.group("term")][0]) if owner is not None else None
+        # someone's relative, whoever that someone is: never the user, so nobody when the owner is not a person;
+        # 老周的女儿 is what the graph may call her until she is named
+        term = theirs.group("term")
+        said = f"{theirs.group('name')}的{term}" if theirs.group("name") else term
+        return kin_of(owner, KIN[term][0], said) if owner is not None else None
     if _MY_THING_AT_START.match(clause) and not _NAMING.match(clause):
         return None
     if clause.startswith(("我", "俺", "咱")):
