@@ -8,10 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from jiyi.core.supersession import (
+    Replacement,
     asks_about_before,
+    put_in_place,
     said_at,
     says_it_changed,
+    subject_marks,
     superseded,
+    superseded_by,
     what_changed,
 )
 from jiyi.records import Category, MemoryRecord, Scope, SearchHit, SourceRef
@@ -19,10 +23,10 @@ from jiyi.records import Category, MemoryRecord, Scope, SearchHit, SourceRef
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
-def hit(text: str, days: int) -> SearchHit:
+def hit(text: str, days: int, relevance: float = 0.5) -> SearchHit:
     record = MemoryRecord(content=text, scope=Scope("u"), id=text, category=Category.MESSAGE, role="user",
                           created_at=T0 + timedelta(days=days))
-    return SearchHit(record, 0.5, {}, 0.5)
+    return SearchHit(record, relevance, {}, relevance)
 
 
 @pytest.mark.parametrize(("text", "changed"), [
@@ -107,3 +111,48 @@ def test_a_memory_was_said_when_its_message_was_not_when_its_words_say() -> None
     # without a dated source, the time its words name stands in
     undated = MemoryRecord(content="x", scope=Scope("u"), created_at=T0, event_time=T0 + timedelta(days=3))
     assert said_at(undated) == T0 + timedelta(days=3)
+
+
+def far(new: MemoryRecord, old: MemoryRecord) -> bool:
+    return False
+
+
+def test_a_chinese_words_characters_name_its_thing_without_function_characters() -> None:
+    assert subject_marks({"戒酒", "白酒"}) == {"戒酒", "白酒", "戒", "酒", "白"}
+    assert subject_marks({"一个月", "不吃"}) == {"一个月", "不吃", "吃"}
+
+
+def test_the_question_joins_a_change_and_what_it_changed_said_in_other_words() -> None:
+    hits = [hit("晚饭总要配二两白酒，饭后再散步半小时", 0), hit("体检完医生让我把酒戒了，一个多月滴酒没沾", 30)]
+    # 白酒 and 酒 are other words (and not close enough in meaning here): only the question says they meet
+    assert superseded(hits, "我晚饭还喝白酒吗？", never_common, near=far) == {hits[0].record.id}
+    # the older memory still answers what did not change
+    assert superseded(hits, "我饭后还散步吗？", never_common, near=far) == set()
+
+
+def test_asked_how_things_are_now_the_question_may_meet_each_in_a_word_of_its_own() -> None:
+    hits = [hit("signed up for the Brighton 10k in June, training starts monday", 0),
+            hit("I withdrew from the race, my hamstring needs rest", 40)]
+    assert superseded(hits, "am I still doing Brighton? the race, I mean", never_common, near=far) == {
+        hits[0].record.id}
+    # not asked about now, all three must share the thing
+    assert superseded(hits, "what did I sign up for in Brighton? the race, I mean", never_common, near=far) == set()
+
+
+def test_the_question_finds_a_change_by_the_clause_that_says_it_not_the_clauses_beside_it() -> None:
+    hits = [hit("my niece Ada starts school in September", 0),
+            hit("no Lisbon this spring. Mum is coming to stay instead. she wants to see Ada start school", 20)]
+    assert superseded(hits, "is Ada starting school this year?", never_common, near=far) == set()
+
+
+def test_what_replaced_a_memory_the_question_asks_about_takes_its_place() -> None:
+    old = hit("signed up for the Brighton 10k in June", 0, relevance=0.8)
+    other = hit("my knee felt fine on the bike", 10, relevance=0.4)
+    change = hit("I withdrew from the race", 40, relevance=0.2)
+    hits = [old, other, change]
+    gone = superseded_by(hits, "am I still racing Brighton?", never_common, near=far)
+    assert gone == {old.record.id: Replacement(change.record.id, asked=True)}
+    standing = put_in_place(hits, gone)
+    assert [(h.record.id, h.relevance) for h in standing] == [(change.record.id, 0.8), (other.record.id, 0.4)]
+    # found for another reason, the change keeps its own place
+    assert put_in_place(hits, {old.record.id: Replacement(change.record.id, asked=False)}) == [other, change]
