@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from jiyi.core.lexicon import lexicon
 from jiyi.core.supersession import (
     Replacement,
     asks_about_before,
@@ -156,3 +157,12 @@ def test_what_replaced_a_memory_the_question_asks_about_takes_its_place() -> Non
     assert [(h.record.id, h.relevance) for h in standing] == [(change.record.id, 0.8), (other.record.id, 0.4)]
     # found for another reason, the change keeps its own place
     assert put_in_place(hits, {old.record.id: Replacement(change.record.id, asked=False)}) == [other, change]
+
+
+def test_asked_how_things_are_now_the_lexicon_joins_the_question_to_each() -> None:
+    hits = [hit("our startup finally shipped the billing page, big party tonight", 0),
+            hit("got laid off on friday, the whole team is gone", 30)]
+    joins = lexicon().joins
+    assert superseded(hits, "where am I working these days?", never_common, joins, far) == {hits[0].record.id}
+    # not asked about now, the question's own word must be in both
+    assert superseded(hits, "what kind of work do I do?", never_common, joins, far) == set()

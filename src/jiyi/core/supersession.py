@@ -129,17 +129,27 @@ def subject_marks(words: set[str]) -> set[str]:
     return words | {c for w in words if len(w) > 1 and has_cjk(w) for c in w if c not in _FUNCTION_CHARS}
 
 
-def asked_of_both(asked: set[str], change: set[str], old: set[str], about_now: bool) -> bool:
+def asked_of_both(asked: set[str], change: set[str], old: set[str], about_now: bool,
+                  joined: Callable[[str, str], bool] | None = None) -> bool:
     """Whether the question (its subject marks: `asked`) asks about the very thing a change and an older memory
-    both speak of: one word or character of a thing in all three, or, asked how things are now, one the question
-    shares with each ("still racing Oceanside?" / "pulled out of the race" / "training for Oceanside"). A character
-    in common is too weak a sign on its own (an older memory that shares 期 or 烟 with a change may say something
-    else, still true); the question names the part that changed, so an older memory that also says other things is
-    left out only for questions about what changed."""
-    change_marks, old_marks = subject_marks(change), subject_marks(old)
-    if about_now:
-        return bool(asked & change_marks) and bool(asked & old_marks)
-    return bool(asked & change_marks & old_marks)
+    both speak of: one word or character of the question's that each holds, or, asked how things are now, one the
+    question shares with each, or a word the lexicon joins to one of the question's ("still racing Oceanside?" /
+    "pulled out of the race" / "training for Oceanside"; "where am I working these days?" / "got laid off" / "a
+    fintech startup"). A character in common is too weak a sign on its own (an older memory that shares 期 or 烟 with
+    a change may say something else, still true); the question names the part that changed, so an older memory that
+    also says other things is left out only for questions about what changed. The lexicon joins a category word to
+    its members ("daughter" / "children"): not asked about now, that is too loose ("where does my daughter live?"
+    meets "she's driving up with the children for Easter instead")."""
+    if not about_now:
+        return bool(asked_in(asked, change) & asked_in(asked, old))
+    return bool(asked_in(asked, change, joined)) and bool(asked_in(asked, old, joined))
+
+
+def asked_in(asked: set[str], words: set[str], joined: Callable[[str, str], bool] | None = None) -> set[str]:
+    """The question's subject marks that a memory's words hold, as they are or joined by the lexicon."""
+    marks = subject_marks(words)
+    return {mark for mark in asked
+            if mark in marks or (joined is not None and any(joined(mark, other) for other in marks))}
 
 
 def supersedes(new: MemoryRecord, old: MemoryRecord) -> bool:
@@ -182,13 +192,16 @@ def superseded_by(hits: Sequence[SearchHit], question: str, common: Callable[[st
     def changes_it(change: MemoryRecord, old: MemoryRecord) -> bool:
         return supersedes(change, old) and (
             (same_subject(changed[change.id], words[old.id], joined) and (near is None or near(change, old)))
-            or asked_of_both(asked, said_changed[change.id], words[old.id], now))
+            or asked_of_both(asked, said_changed[change.id], words[old.id], now, joined))
+
+    def asked_of(change: MemoryRecord) -> bool:
+        return bool(asked_in(asked, said_changed[change.id], joined))
 
     gone: dict[str, Replacement] = {}
     for hit in hits:
         change = next((c for c in changes if changes_it(c, hit.record)), None)
         if change is not None:
-            gone[hit.record.id] = Replacement(change.id, bool(asked & subject_marks(said_changed[change.id])))
+            gone[hit.record.id] = Replacement(change.id, asked_of(change))
     return gone
 
 
