@@ -46,6 +46,8 @@ def hit(text: str, days: int, relevance: float = 0.5) -> SearchHit:
     ("we changed the flights to August", True),
     ("I retire in 2030, that's the plan", False),
     ("I go swimming every Saturday", False),
+    ("我们的婚礼推迟到明年春天了", True),
+    ("复查改期了，下周三再去", True),
     ("我每周六都去游泳", False),
     ("my sister is visiting next week", False),
 ])
@@ -58,6 +60,17 @@ def test_the_change_is_what_its_clause_and_the_clauses_beside_it_say() -> None:
     assert what_changed(said) == "离新公司骑车十分钟 再也不用挤地铁了"
     assert what_changed("No soda! Thirty days clean. I switched to sparkling water") == (
         "No soda Thirty days clean I switched to sparkling water")
+
+
+def test_in_chinese_chat_a_space_between_characters_ends_a_clause() -> None:
+    assert what_changed("跟你说 我把吉他卖了 现在学架子鼓 邻居快疯了") == "跟你说 我把吉他卖了 现在学架子鼓"
+
+
+def test_a_message_that_says_one_thing_changed_keeps_the_rest_of_an_older_one() -> None:
+    hits = [hit("小雅是我高中同桌，下个月十号结婚，我当伴娘", 0),
+            hit("她婚期改了 推迟到国庆 男方家里有事 我伴娘照当", 20)]
+    assert superseded(hits, "小雅哪天结婚来着", never_common) == {hits[0].record.id}
+    assert superseded(hits, "我跟小雅是怎么认识的", never_common) == set()
 
 
 def never_common(word: str) -> bool:

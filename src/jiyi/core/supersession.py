@@ -48,7 +48,7 @@ _CHANGED_EN = re.compile(
     re.IGNORECASE)
 _CHANGED_ZH = re.compile(
     r"不再|再也不|不[^，。！？,.!?\s]{1,6}了|没再|停了|停掉|戒了|戒掉|放弃|不干了|辞职|离职|辞了|调岗|调到|换了|换成|"
-    r"改成|改为|改学|改去|搬到|搬去|搬走|搬出|搬家|卖了|卖掉|分手|分了|离婚|去世|过世|走了|没了|取消|黄了|泡汤|"
+    r"改成|改为|改学|改去|改了|改期|推迟|推到|延期|搬到|搬去|搬走|搬出|搬家|卖了|卖掉|分手|分了|离婚|去世|过世|走了|没了|取消|黄了|泡汤|"
     r"痊愈|康复|出院|好利索|断奶|退休|转行|跳槽|结束了|到期了|没碰")
 # A question about the past asks for the older memories.
 _ASKS_ABOUT_BEFORE = re.compile(
@@ -73,7 +73,9 @@ def says_it_changed(text: str) -> bool:
     return bool(_CHANGED_ZH.search(text) if has_cjk(text) else _CHANGED_EN.search(text))
 
 
-_CLAUSE = re.compile(r"[，。！？；,.!?;\n]+")
+# Clauses end at punctuation; in Chinese chat, a space between two characters ends one too ("对了她婚期改了
+# 推到十月一号了 男方那边奶奶要做手术 我伴娘还是当": people type spaces where they would write commas).
+_CLAUSE = re.compile(r"[，。！？；,.!?;\n]+|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
 
 
 def what_changed(text: str, beside: int = 1) -> str:
@@ -120,7 +122,7 @@ def same_subject(new: set[str], old: set[str], joined: Callable[[str, str], bool
 _FUNCTION_CHARS = frozenset(
     "的了着过吗呢吧啊呀哦嗯哈呗啦嘛么之而与及和跟同或是在也都就还又很太更最我你他她它们自己这那些么怎谁为"
     "把被给让对向从到以于上下里中个得地请能会可要想说问不没无别未非一二两三四五六七八九十百千万几半每各某"
-    "年月日天号周时分点次回遍多少大小老有人家去来做弄搞啥")
+    "年月日天号周时分点次回遍多少大小老有人家去来做弄搞干啥")
 
 
 def subject_marks(words: set[str]) -> set[str]:
