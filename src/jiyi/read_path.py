@@ -73,9 +73,9 @@ from jiyi.core.supersession import (
     asks_about_before,
     changed_by,
     common_words,
+    may_say_a_change,
     put_in_place,
     said_at,
-    says_it_changed,
     superseded_by,
 )
 from jiyi.core.who_is_who import who_is_who
@@ -542,7 +542,7 @@ class ReadPath:
             if record.id not in seen:
                 seen.add(record.id)
                 replaced.append(hit if record is hit.record else replace(hit, record=record))
-        if not any(says_it_changed(h.record.content) for h in replaced):
+        if not any(may_say_a_change(h.record.content) for h in replaced):
             return replaced
         common = common_words(self.store, [question, *(h.record.content for h in replaced)])
         vectors = self.store.get_vectors([h.record.id for h in replaced])

@@ -14,6 +14,7 @@ from jiyi.core.supersession import (
     put_in_place,
     said_at,
     says_it_changed,
+    says_it_resolved,
     subject_marks,
     superseded,
     superseded_by,
@@ -179,3 +180,12 @@ def test_asked_how_things_are_now_the_lexicon_joins_the_question_to_each() -> No
     assert superseded(hits, "where am I working these days?", never_common, joins, far) == {hits[0].record.id}
     # not asked about now, the question's own word must be in both
     assert superseded(hits, "what kind of work do I do?", never_common, joins, far) == set()
+
+
+def test_a_wait_that_is_over_changes_what_the_question_asks_about_only() -> None:
+    hits = [hit("the boiler has been broken since monday, cold showers all week", 0),
+            hit("the plumber finally came and the boiler is fixed", 6)]
+    assert says_it_resolved(hits[1].record.content) and not says_it_changed(hits[1].record.content)
+    assert superseded(hits, "is my boiler still broken?", never_common) == {hits[0].record.id}
+    # a weaker sign than a word of change: a word in common is not enough without the question
+    assert superseded(hits, "any plans for the weekend?", never_common) == set()

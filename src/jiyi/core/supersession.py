@@ -68,9 +68,21 @@ GENERIC_WORDS = frozenset(stem(w) for w in """
 """.split())
 
 
+# Words that say a wait or a trouble is over ("landlord finally sent someone and the radiator works", "总算出院了"):
+# weaker signs of change than the words above ("I finally watched Dune" changes no fact), so they count only when
+# the question asks about what their clause speaks of (`asked_of_both`), never on the write path.
+_RESOLVED_EN = re.compile(r"\b(?:finally|at (?:long )?last)\b", re.IGNORECASE)
+_RESOLVED_ZH = re.compile(r"终于|总算")
+
+
 def says_it_changed(text: str) -> bool:
     """Whether a memory tells that something ended or was replaced."""
     return bool(_CHANGED_ZH.search(text) if has_cjk(text) else _CHANGED_EN.search(text))
+
+
+def says_it_resolved(text: str) -> bool:
+    """Whether a memory tells, in weaker words, that a wait or a trouble is over (see _RESOLVED_EN)."""
+    return bool(_RESOLVED_ZH.search(text) if has_cjk(text) else _RESOLVED_EN.search(text))
 
 
 # Clauses end at punctuation; in Chinese chat, a space between two characters ends one too ("对了她婚期改了
@@ -78,14 +90,16 @@ def says_it_changed(text: str) -> bool:
 _CLAUSE = re.compile(r"[，。！？；,.!?;\n]+|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
 
 
-def what_changed(text: str, beside: int = 1) -> str:
+def what_changed(text: str, beside: int = 1, resolved: bool = False) -> str:
     """The part of a memory that says the change: each clause that holds a word of change, with the `beside`
     clauses just before and after it ("No soda! Thirty days clean." / "因为我调岗了！从ICU调到门诊了"). What else the
     message says ("搬过来两周了…再也不用挤地铁了" is about the commute, not the sister mentioned before) did not
-    change."""
+    change. `resolved`: a clause that says a wait is over counts too."""
     clauses = [c for c in _CLAUSE.split(text) if c.strip()]
-    cue = _CHANGED_ZH if has_cjk(text) else _CHANGED_EN
-    around = {j for i, clause in enumerate(clauses) if cue.search(clause) for j in range(i - beside, i + beside + 1)}
+    cues = [_CHANGED_ZH, _RESOLVED_ZH] if has_cjk(text) else [_CHANGED_EN, _RESOLVED_EN]
+    cues = cues if resolved else cues[:1]
+    around = {j for i, clause in enumerate(clauses) if any(cue.search(clause) for cue in cues)
+              for j in range(i - beside, i + beside + 1)}
     return " ".join(clauses[j].strip() for j in sorted(around) if 0 <= j < len(clauses))
 
 
@@ -154,6 +168,11 @@ def asked_in(asked: set[str], words: set[str], joined: Callable[[str, str], bool
             if mark in marks or (joined is not None and any(joined(mark, other) for other in marks))}
 
 
+def may_say_a_change(text: str) -> bool:
+    """Whether a memory may say that an older one changed: in words of change, or that a wait is over."""
+    return says_it_changed(text) or says_it_resolved(text)
+
+
 def supersedes(new: MemoryRecord, old: MemoryRecord) -> bool:
     """Whether `new` could say `old` changed: it says a change, and was said after."""
     return new.id != old.id and said_at(old) < said_at(new) and says_it_changed(new.content)
@@ -180,21 +199,24 @@ def superseded_by(hits: Sequence[SearchHit], question: str, common: Callable[[st
     driving up with the children for Easter instead" does not change where the daughter lives)."""
     if asks_about_before(question):
         return {}
-    changes = sorted((h.record for h in hits if says_it_changed(h.record.content)), key=said_at, reverse=True)
+    changes = sorted((h.record for h in hits if may_say_a_change(h.record.content)), key=said_at, reverse=True)
     if not changes:
         return {}
     words = {h.record.id: topic_words(h.record.content, common) for h in hits}
-    changed = {c.id: topic_words(what_changed(c.content), common) for c in changes}
+    changed = {c.id: topic_words(what_changed(c.content), common) for c in changes if says_it_changed(c.content)}
     # What the question may find a change by: the clause that says it, not the clauses beside it ("had to cancel
     # Tampa. Pam's coming in May instead, for Marcus's graduation" changed the trip, not the graduation).
-    said_changed = {c.id: topic_words(what_changed(c.content, beside=0), common) for c in changes}
+    said_changed = {c.id: topic_words(what_changed(c.content, beside=0, resolved=True), common) for c in changes}
     asked = subject_marks(topic_words(question, common))
     now = asks_about_now(question)
 
     def changes_it(change: MemoryRecord, old: MemoryRecord) -> bool:
-        return supersedes(change, old) and (
-            (same_subject(changed[change.id], words[old.id], joined) and (near is None or near(change, old)))
-            or asked_of_both(asked, said_changed[change.id], words[old.id], now, joined))
+        if change.id == old.id or said_at(change) <= said_at(old):
+            return False
+        if change.id in changed and same_subject(changed[change.id], words[old.id], joined) and (
+                near is None or near(change, old)):
+            return True
+        return asked_of_both(asked, said_changed[change.id], words[old.id], now, joined)
 
     def asked_of(change: MemoryRecord) -> bool:
         return bool(asked_in(asked, said_changed[change.id], joined))
