@@ -135,6 +135,7 @@ def far(new: MemoryRecord, old: MemoryRecord) -> bool:
 def test_a_chinese_words_characters_name_its_thing_without_function_characters() -> None:
     assert subject_marks({"戒酒", "白酒"}) == {"戒酒", "白酒", "戒", "酒", "白"}
     assert subject_marks({"一个月", "不吃"}) == {"一个月", "不吃", "吃"}
+    assert not subject_marks({"肚子", "干脆"}) & subject_marks({"孩子", "干啥"})
 
 
 def test_the_question_joins_a_change_and_what_it_changed_said_in_other_words() -> None:

@@ -131,12 +131,13 @@ def same_subject(new: set[str], old: set[str], joined: Callable[[str, str], bool
     return joined is not None and any(joined(a, b) for a in new for b in old)
 
 
-# Characters that say no subject on their own: function words, negations, numbers, units of time and count. What
-# is left of a Chinese word's characters names a thing (烟 in 抽烟 and 碰烟, 婚 in 婚礼 and 婚期).
+# Characters that say no subject on their own: function words, negations, numbers, units of time and count, verbs
+# that stand for any verb (做, 弄, 搞, 干), noun suffixes (子, 儿, 头: 肚子 and 孩子 share no thing). What is left
+# of a Chinese word's characters names a thing (烟 in 抽烟 and 碰烟, 婚 in 婚礼 and 婚期).
 _FUNCTION_CHARS = frozenset(
     "的了着过吗呢吧啊呀哦嗯哈呗啦嘛么之而与及和跟同或是在也都就还又很太更最我你他她它们自己这那些么怎谁为"
     "把被给让对向从到以于上下里中个得地请能会可要想说问不没无别未非一二两三四五六七八九十百千万几半每各某"
-    "年月日天号周时分点次回遍多少大小老有人家去来做弄搞干啥")
+    "年月日天号周时分点次回遍多少大小老有人家去来做弄搞干啥子儿头")
 
 
 def subject_marks(words: set[str]) -> set[str]:
