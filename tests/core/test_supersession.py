@@ -190,3 +190,10 @@ def test_a_wait_that_is_over_changes_what_the_question_asks_about_only() -> None
     assert superseded(hits, "is my boiler still broken?", never_common) == {hits[0].record.id}
     # a weaker sign than a word of change: a word in common is not enough without the question
     assert superseded(hits, "any plans for the weekend?", never_common) == set()
+
+
+def test_the_word_facts_use_for_the_user_makes_no_subject() -> None:
+    hits = [hit("User loves spicy noodles", 0), hit("User quit the climbing gym", 5)]
+    assert superseded(hits, "what food do I love?", never_common) == set()
+    hits = [hit("用户很爱吃火锅", 0), hit("用户把健身卡退了 不去了", 5)]
+    assert superseded(hits, "我爱吃啥", never_common) == set()

@@ -57,8 +57,11 @@ _ASKS_ABOUT_BEFORE = re.compile(
     re.IGNORECASE)
 
 
-# Words that say when or how, not what: two memories sharing only these are not about the same thing.
+# Words that say when or how, not what: two memories sharing only these are not about the same thing. Nor is the
+# word extraction writes for the user in every fact ("User quit the gym", "User loves pizza"; 用户): in a store too
+# small for document frequencies to tell it is common (COMMON_TOPIC_MIN_STORE), it made any two facts one subject.
 GENERIC_WORDS = frozenset(stem(w) for w in """
+    user 用户
     today yesterday tomorrow tonight now lately recently week weekend day days month year morning evening night time
     times thing things stuff lot bit really actually still though lol haha omg ok okay yeah yep nope sure well
     think thought know feel felt want like love say said tell told guess mean good great bad nice little big new old
