@@ -222,8 +222,8 @@ def superseded_by(hits: Sequence[SearchHit], question: str, common: Callable[[st
             return True
         return asked_of_both(asked, said_changed[change.id], words[old.id], now, joined)
 
-    def asked_of(change: MemoryRecord) -> bool:
-        return bool(asked_in(asked, said_changed[change.id], joined))
+    def asked_of(change: MemoryRecord) -> bool:  # as asked_of_both reads the question
+        return bool(asked_in(asked, said_changed[change.id], joined if now else None))
 
     gone: dict[str, Replacement] = {}
     for hit in hits:
