@@ -6,11 +6,7 @@ guy Kabir, we've been talking every night"; "No soda! Thirty days clean" after "
 (core/offline.py); the messages kept as evidence, and what extraction missed, stay as they were said. So before a
 reply gets its memories, a candidate is left out when a newer candidate (1) says that something changed — it stopped,
 ended, was given up, moved, replaced, sold, died, recovered — and (2) speaks of the same thing: they share a word
-that is not common in the user's memories (a name, a thing), or words the lexicon joins (core/lexicon.py). People
-also say a change in other words than the fact ("两个礼拜没碰烟了" after "抽烟 一天一包", "pulled out of the race"
-after "training for Oceanside"): then the question joins them, when it asks about the thing the change's own clause
-names and the older memory speaks of (`asked_of_both`). That leaves an older memory out only for questions about
-the part that changed; it still answers questions about the rest of what it says.
+that is not common in the user's memories (a name, a thing), or words the lexicon joins (core/lexicon.py).
 
 On the development half of bench/context.py before this: a superseded value was injected for 14 of 31 Chinese and
 19 of 27 English questions asked after a change. A question about the past ("what did I use to…", "我以前…") keeps
@@ -21,13 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import datetime
-from typing import NamedTuple
 
 import numpy as np
 
-from jiyi.core.intent import asks_about_now
 from jiyi.errors import Conflict
 from jiyi.records import Category, Event, MemoryRecord, Scope, SearchHit, revise
 from jiyi.stores.base import MemoryIndex
@@ -48,7 +41,7 @@ _CHANGED_EN = re.compile(
     re.IGNORECASE)
 _CHANGED_ZH = re.compile(
     r"不再|再也不|不[^，。！？,.!?\s]{1,6}了|没再|停了|停掉|戒了|戒掉|放弃|不干了|辞职|离职|辞了|调岗|调到|换了|换成|"
-    r"改成|改为|改学|改去|改了|改期|推迟|推到|延期|搬到|搬去|搬走|搬出|搬家|卖了|卖掉|分手|分了|离婚|去世|过世|走了|没了|取消|黄了|泡汤|"
+    r"改成|改为|改学|改去|搬到|搬去|搬走|搬出|搬家|卖了|卖掉|分手|分了|离婚|去世|过世|走了|没了|取消|黄了|泡汤|"
     r"痊愈|康复|出院|好利索|断奶|退休|转行|跳槽|结束了|到期了|没碰")
 # A question about the past asks for the older memories.
 _ASKS_ABOUT_BEFORE = re.compile(
@@ -71,38 +64,21 @@ GENERIC_WORDS = frozenset(stem(w) for w in """
 """.split())
 
 
-# Words that say a wait or a trouble is over ("landlord finally sent someone and the radiator works", "总算出院了"):
-# weaker signs of change than the words above ("I finally watched Dune" changes no fact), so they count only when
-# the question asks about what their clause speaks of (`asked_of_both`), never on the write path.
-_RESOLVED_EN = re.compile(r"\b(?:finally|at (?:long )?last)\b", re.IGNORECASE)
-_RESOLVED_ZH = re.compile(r"终于|总算")
-
-
 def says_it_changed(text: str) -> bool:
     """Whether a memory tells that something ended or was replaced."""
     return bool(_CHANGED_ZH.search(text) if has_cjk(text) else _CHANGED_EN.search(text))
 
 
-def says_it_resolved(text: str) -> bool:
-    """Whether a memory tells, in weaker words, that a wait or a trouble is over (see _RESOLVED_EN)."""
-    return bool(_RESOLVED_ZH.search(text) if has_cjk(text) else _RESOLVED_EN.search(text))
+_CLAUSE = re.compile(r"[，。！？；,.!?;\n]+")
 
 
-# Clauses end at punctuation; in Chinese chat, a space between two characters ends one too ("对了她婚期改了
-# 推到十月一号了 男方那边奶奶要做手术 我伴娘还是当": people type spaces where they would write commas).
-_CLAUSE = re.compile(r"[，。！？；,.!?;\n]+|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
-
-
-def what_changed(text: str, beside: int = 1, resolved: bool = False) -> str:
-    """The part of a memory that says the change: each clause that holds a word of change, with the `beside`
-    clauses just before and after it ("No soda! Thirty days clean." / "因为我调岗了！从ICU调到门诊了"). What else the
-    message says ("搬过来两周了…再也不用挤地铁了" is about the commute, not the sister mentioned before) did not
-    change. `resolved`: a clause that says a wait is over counts too."""
+def what_changed(text: str) -> str:
+    """The part of a memory that says the change: each clause that holds a word of change, with the clauses just
+    before and after it ("No soda! Thirty days clean." / "因为我调岗了！从ICU调到门诊了"). What else the message
+    says ("搬过来两周了…再也不用挤地铁了" is about the commute, not the sister mentioned before) did not change."""
     clauses = [c for c in _CLAUSE.split(text) if c.strip()]
-    cues = [_CHANGED_ZH, _RESOLVED_ZH] if has_cjk(text) else [_CHANGED_EN, _RESOLVED_EN]
-    cues = cues if resolved else cues[:1]
-    around = {j for i, clause in enumerate(clauses) if any(cue.search(clause) for cue in cues)
-              for j in range(i - beside, i + beside + 1)}
+    cue = _CHANGED_ZH if has_cjk(text) else _CHANGED_EN
+    around = {j for i, clause in enumerate(clauses) if cue.search(clause) for j in (i - 1, i, i + 1)}
     return " ".join(clauses[j].strip() for j in sorted(around) if 0 <= j < len(clauses))
 
 
@@ -134,49 +110,6 @@ def same_subject(new: set[str], old: set[str], joined: Callable[[str, str], bool
     return joined is not None and any(joined(a, b) for a in new for b in old)
 
 
-# Characters that say no subject on their own: function words, negations, numbers, units of time and count, verbs
-# that stand for any verb (做, 弄, 搞, 干), noun suffixes (子, 儿, 头: 肚子 and 孩子 share no thing). What is left
-# of a Chinese word's characters names a thing (烟 in 抽烟 and 碰烟, 婚 in 婚礼 and 婚期).
-_FUNCTION_CHARS = frozenset(
-    "的了着过吗呢吧啊呀哦嗯哈呗啦嘛么之而与及和跟同或是在也都就还又很太更最我你他她它们自己这那些么怎谁为"
-    "把被给让对向从到以于上下里中个得地请能会可要想说问不没无别未非一二两三四五六七八九十百千万几半每各某"
-    "年月日天号周时分点次回遍多少大小老有人家去来做弄搞干啥子儿头")
-
-
-def subject_marks(words: set[str]) -> set[str]:
-    """The words, and the characters of Chinese words that name a thing: a change and what it changed are often
-    said in other words of one character (抽烟 / 碰烟, 住院 / 出院, 婚礼 / 婚期)."""
-    return words | {c for w in words if len(w) > 1 and has_cjk(w) for c in w if c not in _FUNCTION_CHARS}
-
-
-def asked_of_both(asked: set[str], change: set[str], old: set[str], about_now: bool,
-                  joined: Callable[[str, str], bool] | None = None) -> bool:
-    """Whether the question (its subject marks: `asked`) asks about the very thing a change and an older memory
-    both speak of: one word or character of the question's that each holds, or, asked how things are now, one the
-    question shares with each, or a word the lexicon joins to one of the question's ("still racing Oceanside?" /
-    "pulled out of the race" / "training for Oceanside"; "where am I working these days?" / "got laid off" / "a
-    fintech startup"). A character in common is too weak a sign on its own (an older memory that shares 期 or 烟 with
-    a change may say something else, still true); the question names the part that changed, so an older memory that
-    also says other things is left out only for questions about what changed. The lexicon joins a category word to
-    its members ("daughter" / "children"): not asked about now, that is too loose ("where does my daughter live?"
-    meets "she's driving up with the children for Easter instead")."""
-    if not about_now:
-        return bool(asked_in(asked, change) & asked_in(asked, old))
-    return bool(asked_in(asked, change, joined)) and bool(asked_in(asked, old, joined))
-
-
-def asked_in(asked: set[str], words: set[str], joined: Callable[[str, str], bool] | None = None) -> set[str]:
-    """The question's subject marks that a memory's words hold, as they are or joined by the lexicon."""
-    marks = subject_marks(words)
-    return {mark for mark in asked
-            if mark in marks or (joined is not None and any(joined(mark, other) for other in marks))}
-
-
-def may_say_a_change(text: str) -> bool:
-    """Whether a memory may say that an older one changed: in words of change, or that a wait is over."""
-    return says_it_changed(text) or says_it_resolved(text)
-
-
 def supersedes(new: MemoryRecord, old: MemoryRecord) -> bool:
     """Whether `new` could say `old` changed: it says a change, and was said after."""
     return new.id != old.id and said_at(old) < said_at(new) and says_it_changed(new.content)
@@ -185,74 +118,20 @@ def supersedes(new: MemoryRecord, old: MemoryRecord) -> bool:
 def superseded(hits: Sequence[SearchHit], question: str, common: Callable[[str], bool],
                joined: Callable[[str, str], bool] | None = None,
                near: Callable[[MemoryRecord, MemoryRecord], bool] | None = None) -> set[str]:
-    """The ids of the hits a newer hit says have changed (see the module docstring and `superseded_by`)."""
-    return set(superseded_by(hits, question, common, joined, near))
-
-
-class Replacement(NamedTuple):
-    by: str  # the id of the newest hit that says the older one changed
-    asked: bool  # the question asks about what it says changed: it answers what the older one was found for
-
-
-def superseded_by(hits: Sequence[SearchHit], question: str, common: Callable[[str], bool],
-                  joined: Callable[[str, str], bool] | None = None,
-                  near: Callable[[MemoryRecord, MemoryRecord], bool] | None = None) -> dict[str, Replacement]:
-    """For each hit a newer hit says has changed, what replaced it (see the module docstring). `common(word)`: the
-    word is in too many of the user's memories to tell a topic (家, "work"); `joined(a, b)`: the lexicon joins two
-    words; `near(new, old)`: the two are close in meaning too (a word in common is not enough on its own: "she's
-    driving up with the children for Easter instead" does not change where the daughter lives)."""
+    """The ids of the hits a newer hit says have changed (see the module docstring). `common(word)`: the word is
+    in too many of the user's memories to tell a topic (家, "work"); `joined(a, b)`: the lexicon joins two words;
+    `near(new, old)`: the two are close in meaning too (a word in common is not enough on its own: "she's driving
+    up with the children for Easter instead" does not change where the daughter lives)."""
     if asks_about_before(question):
-        return {}
-    changes = sorted((h.record for h in hits if may_say_a_change(h.record.content)), key=said_at, reverse=True)
+        return set()
+    changes = [h.record for h in hits if says_it_changed(h.record.content)]
     if not changes:
-        return {}
+        return set()
     words = {h.record.id: topic_words(h.record.content, common) for h in hits}
-    changed = {c.id: topic_words(what_changed(c.content), common) for c in changes if says_it_changed(c.content)}
-    # What the question may find a change by: the clause that says it, not the clauses beside it ("had to cancel
-    # Tampa. Pam's coming in May instead, for Marcus's graduation" changed the trip, not the graduation).
-    said_changed = {c.id: topic_words(what_changed(c.content, beside=0, resolved=True), common) for c in changes}
-    asked = subject_marks(topic_words(question, common))
-    now = asks_about_now(question)
-
-    def changes_it(change: MemoryRecord, old: MemoryRecord) -> bool:
-        if change.id == old.id or said_at(change) <= said_at(old):
-            return False
-        if change.id in changed and same_subject(changed[change.id], words[old.id], joined) and (
-                near is None or near(change, old)):
-            return True
-        return asked_of_both(asked, said_changed[change.id], words[old.id], now, joined)
-
-    def asked_of(change: MemoryRecord) -> bool:  # as asked_of_both reads the question
-        return bool(asked_in(asked, said_changed[change.id], joined if now else None))
-
-    gone: dict[str, Replacement] = {}
-    for hit in hits:
-        change = next((c for c in changes if changes_it(c, hit.record)), None)
-        if change is not None:
-            gone[hit.record.id] = Replacement(change.id, asked_of(change))
-    return gone
-
-
-def put_in_place(hits: Sequence[SearchHit], gone: dict[str, Replacement]) -> list[SearchHit]:
-    """The hits without those `gone` says have changed. What replaced one the question asks about takes its place
-    (its rank and relevance), as a marked memory's replacement does (read_path): it answers what the older one was
-    found for, which it may match less well in words ("am I still racing Oceanside?" finds the training plan that
-    names Oceanside before "pulled out of the race"); left at its own rank, it can fall below the bar once the older
-    one is out, and the question gets nothing. Otherwise it keeps its own place: found for another reason, an older
-    memory's relevance says nothing of the change (a question about the user's father found a grandmother's fall)."""
-    by_id = {h.record.id: h for h in hits}
-    standing: list[SearchHit] = []
-    placed: set[str] = set()
-    for hit in hits:
-        record_id = hit.record.id
-        while record_id in gone and gone[record_id].asked:
-            record_id = gone[record_id].by
-        if record_id in gone or record_id in placed:
-            continue
-        placed.add(record_id)
-        newer = by_id[record_id]
-        standing.append(hit if newer is hit else replace(hit, record=newer.record))
-    return standing
+    changed = {c.id: topic_words(what_changed(c.content), common) for c in changes}
+    return {hit.record.id for change in changes for hit in hits
+            if supersedes(change, hit.record) and same_subject(changed[change.id], words[hit.record.id], joined)
+            and (near is None or near(change, hit.record))}
 
 
 def said_at(record: MemoryRecord) -> datetime:
