@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from jiyi.embedders.base import Calibration
 from jiyi.errors import BackendUnavailable, InvalidInput
 from jiyi.llms.base import LLMTimeout
 from jiyi.llms.scripted import ScriptedLLM
-from jiyi.read_path import ReadSettings
+from jiyi.read_path import ReadSettings, said_then
 from jiyi.records import Category, Layer, Scope, StoredMessage, utcnow
 from jiyi.rerankers.http import HttpReranker
 from jiyi.stores.base import ScoredId
@@ -229,6 +229,48 @@ def test_a_question_that_asks_to_be_reminded_brings_its_best_memory_from_a_lower
             assert reminded["memories"] == []
         # However it is asked, a question that matches nothing brings nothing.
         assert memory.context([{"role": "user", "content": "你还记得我最喜欢的电影吗"}], user_id="u")["memories"] == []
+
+
+def test_a_question_naming_a_time_gone_by_takes_its_best_memory_when_said_then(tmp_path: Path) -> None:
+    # "had fitted back in February" meets "fitted with hearing aids" weakly (under the bar, and under the reminder's
+    # floor): the month the question names confirms the best guess, said then. The same memory said in March is
+    # not brought for February, nor for a question about the present or the future.
+    now = datetime(2026, 4, 10, 14, tzinfo=UTC)
+    said = [("The audiologist fitted me with hearing aids this morning, the world is so loud", datetime(2026, 2, 19)),
+            ("Watercolour class this morning, I attempted Arthur's Seat", datetime(2026, 3, 10)),
+            ("My niece Catriona rang and calmed me down", datetime(2026, 3, 12)),
+            ("I walk to the library every Tuesday", datetime(2026, 1, 20))]
+
+    def build(folder: Path, shift: timedelta) -> tuple[Memory, str]:
+        memory = Memory(_async=AsyncMemory(build_store(f"sqlite:///{folder / 'then.db'}"), build_embedder("e5"),
+                                           clock=lambda: now))
+        ids = [memory.add(text, user_id="u", infer=False,
+                          timestamp=int((when.replace(tzinfo=UTC) + shift).timestamp()))["results"][0]["id"]
+               for text, when in said]
+        return memory, ids[0]
+
+    question = [{"role": "user", "content": "What was it I had fitted back in February?"}]
+    with build(tmp_path, timedelta(0))[0] as memory:
+        result = memory.context(question, user_id="u")
+        assert [m["memory"] for m in result["memories"]][:1] == [said[0][0]]
+        assert result["memories"][0]["relevance"] < 0.4  # neither the bar nor the reminder's floor brought it
+        assert "names a time gone by (in February)" in result["stages"][0]["detail"]
+        for other in ["What was it I had fitted back in January?", "What am I having fitted next month?"]:
+            assert memory.context([{"role": "user", "content": other}], user_id="u")["memories"] == [], other
+    (tmp_path / "march").mkdir()
+    with build(tmp_path / "march", timedelta(days=28))[0] as memory:  # the fitting said in March instead
+        assert memory.context(question, user_id="u")["memories"] == []
+
+
+def test_only_a_time_gone_by_is_named() -> None:
+    now = datetime(2026, 4, 20, 12, tzinfo=UTC)
+    march = said_then("三月份有天我大半夜找你哭 是为啥来着", now)
+    last_month = said_then("what did the scan show last month?", now)
+    assert march is not None and march.phrase == "三月份"
+    assert last_month is not None and last_month.start == datetime(2026, 3, 1, tzinfo=UTC)
+    for present_or_future in ["今晚吃点啥好", "我今年还考公吗", "am I still flying to Florida next month?",
+                              "你还记得吗", "what should I do this weekend?"]:
+        assert said_then(present_or_future, now) is None, present_or_future
 
 
 def test_an_english_question_is_held_to_the_bar_of_its_own_language(tmp_path: Path) -> None:

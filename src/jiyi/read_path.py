@@ -77,6 +77,7 @@ from jiyi.core.supersession import (
     says_it_changed,
     superseded,
 )
+from jiyi.core.temporal import EventTime, resolve_event_time
 from jiyi.core.who_is_who import who_is_who
 from jiyi.daemon_pool import DaemonThreadPool
 from jiyi.embedders.base import AsyncQueries, Embedder
@@ -410,6 +411,11 @@ class ReadPath:
                 describes_the_assistant(h.record.content, request.char_name) for h in hits)
 
         about_now = asks_about_now(question)
+        # A question about the user that names a time gone by ("三月那次我去看病，是哪儿不舒服来着", "what did I have
+        # fitted back in February?") vouches, as a reminder does, for a memory said then: when the best candidate was
+        # said within that time, the time confirms the guess whatever its relevance (the words of such a question
+        # match their answer weakly: "had fitted back in February" / "fitted with hearing aids" is relevance 0.25).
+        named_time = said_then(question, self.clock()) if about_the_user else None
 
         def companion(hit: SearchHit, relevant: list[SearchHit]) -> bool:
             # Asked how things are now ("我现在还抽烟吗", "am I still vegan?"), an older memory below the bar adds only
@@ -441,6 +447,10 @@ class ReadPath:
             best = max((h.relevance for h in hits), default=0.0)
             if not relevant and reminder and hits and hits[0].relevance >= reminder_floor:
                 relevant, detail = hits[:1], "asks to be reminded: the best memory, below the usual bar"
+            if (named_time is not None and request.min_relevance is None and hits and hits[0] not in relevant
+                    and named_time.start <= said_at(hits[0].record) < named_time.end):
+                relevant = [hits[0], *relevant][:request.top_k]
+                detail = f"names a time gone by ({named_time.phrase}): the best memory, said then"
             return relevant, Stage(name, "hit" if relevant else "miss", query, best, len(relevant),
                                    spent_ms + (time.perf_counter() - started) * 1000, detail)
 
@@ -691,6 +701,16 @@ def describe_stage(span: tracing.SpanLike, stage: Stage) -> None:
                              "jiyi.stage.found": stage.found, **tracing.texts("jiyi.query", [stage.query])})
         if stage.detail:
             span.set_attribute("jiyi.stage.detail", stage.detail)
+
+
+def said_then(question: str, now: datetime) -> EventTime | None:
+    """The time gone by a question names (上个月, 三月份, "back in February", "a couple of weeks ago"): a window that
+    ended by `now`. None for none, for the present or the future (今晚, "this weekend", "next month"), and for a
+    moment (刚才): a moment holds no memory to look for."""
+    window = resolve_event_time(question, now)
+    if window is None or window.granularity == "moment" or window.end > now:
+        return None
+    return window
 
 
 def merged(found: Sequence[Sequence[SearchHit]], top_k: int, question: str | None = None) -> list[SearchHit]:
