@@ -3,6 +3,7 @@
     .venv/bin/python bench/context.py                      # the development halves, zh and en
     .venv/bin/python bench/context.py --split holdout      # the held-out halves (report them apart, at the end)
     .venv/bin/python bench/context.py --split dev2         # a second development half, written blind later
+    .venv/bin/python bench/context.py --split dev3         # a third, written blind later still (8 + 8 users)
     .venv/bin/python bench/context.py --verbose            # every probe's injected memories
 
 bench/data/context_eval_{zh,en}.json and *_holdout.json: companion conversations over days (12 + 12 users per
@@ -57,7 +58,7 @@ class SimulatedClock:
         return self.now
 
 
-SPLIT_SUFFIX = {"dev": "", "holdout": "_holdout", "dev2": "_dev2"}
+SPLIT_SUFFIX = {"dev": "", "holdout": "_holdout", "dev2": "_dev2", "dev3": "_dev3"}
 
 
 def load(language: str, split: str) -> list[dict[str, Any]]:
