@@ -284,6 +284,15 @@ def m019_entity_graph(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+@migration
+def m020_memory_times_by_id(db: sqlite3.Connection) -> None:
+    # The entity graph's recall path orders the memories that mention an entity by when they were made
+    # (graph_tables.entity_memories): read from the rows, each lookup stepped over the row's text and vector to its
+    # times - 5.6 ms of CPU for an entity 1,450 of 10k memories mention, a search's largest cost when it named one
+    # (bench/search_stages.py's profile); from this index, which holds all the lookup reads, 1.9 ms.
+    db.execute("CREATE INDEX memories_id_times ON memories(id, deleted_at, created_at)")
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in order, each in its own transaction (`db` is in autocommit mode)."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
