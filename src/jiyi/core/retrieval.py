@@ -400,7 +400,8 @@ def _relevance_in_the_query_language(ranked: dict[str, list[PathHit]], calibrati
 REPLY_TAG = "in-reply-to:"  # on an assistant's reply kept as evidence: the user message it answers (write_path)
 
 
-def _answered(record: MemoryRecord) -> str | None:
+def replied_to(record: MemoryRecord) -> str | None:
+    """The id of the user message an assistant's reply kept as evidence answers (its REPLY_TAG), or None."""
     return next((tag[len(REPLY_TAG):] for tag in record.tags if tag.startswith(REPLY_TAG)), None)
 
 
@@ -408,7 +409,7 @@ def _stood_for(record: MemoryRecord, covered: set[str], asked: frozenset[str] | 
     """A message a returned fact came from, or an assistant's reply to one that shares no word with the question."""
     if not covered.isdisjoint(ref.message_id for ref in record.provenance):
         return True
-    return asked is not None and _answered(record) in covered and asked.isdisjoint(
+    return asked is not None and replied_to(record) in covered and asked.isdisjoint(
         analyze_for_index(record.content).terms.split())
 
 
