@@ -212,8 +212,9 @@ def test_a_question_that_asks_to_be_reminded_brings_its_best_memory_from_a_lower
                                                                                    floor: float) -> None:
     # Asked in other words than the memory's, the grandfather's illness is below the usual bar (relevance 0.45 with
     # e5; "我外公" would meet "我姥爷" through the lexicon and pass it); the question vouches a memory answers it.
-    # 0.5 = the usual bar: the mechanism off.
-    settings = ReadSettings(reminder_min_relevance=floor)
+    # 0.5 = the usual bar: the mechanism off. Where the usual bar decides: a Chinese question's fitted bar
+    # (core/relevance_bar.py) was fitted on reminders too, and decides them alone.
+    settings = ReadSettings(reminder_min_relevance=floor, fitted_bar=False)
     with memory_at(tmp_path, "e5", read_settings=settings) as memory:
         illness, *_ = add_raw(memory, ["我姥爷前年查出了帕金森", "我养了一只柯基叫馒头", "我在一家外企做财务",
                                        "我妹妹在成都读研究生", "我对花生过敏", "周末和同事去爬了香山"])
@@ -697,3 +698,23 @@ def test_a_search_counts_as_in_flight_until_it_answers_even_when_it_fails(tmp_pa
         memory.search("Who is Jesica?", user_id="u")  # degrades to keywords, still answers
         assert embedder.seen == [before + 1, before + 1]
         assert SEARCHES.count() == before
+
+
+def test_a_chinese_question_about_the_user_is_held_to_the_fitted_bar(tmp_path: Path) -> None:
+    """"我的狗几岁了" matches the corgi by its words (relevance 0.58 with e5, above the usual bar) but not in
+    meaning: no memory says its age, and the fitted bar (best relevance and best cosine, core/relevance_bar.py)
+    injects nothing, where the usual bar injected the corgi. The question it answers gets it; /search is the same."""
+    facts = ["我姥爷前年查出了帕金森", "我养了一只柯基叫馒头", "我在一家外企做财务", "我妹妹在成都读研究生",
+             "我对花生过敏", "周末和同事去爬了香山", "我老公在一家银行上班", "我每天早上跑步五公里"]
+    found = {}
+    for fitted in (True, False):
+        with memory_at(tmp_path / str(fitted), "e5", read_settings=ReadSettings(fitted_bar=fitted)) as memory:
+            _, corgi, *_ = add_raw(memory, facts)
+            answer = memory.context([{"role": "user", "content": "我的狗几岁了"}], user_id="u")
+            assert answer["stages"][0]["best_relevance"] >= 0.5
+            found[fitted] = [m["id"] for m in answer["memories"]]
+            assert [m["id"] for m in memory.context([{"role": "user", "content": "我家那只柯基叫什么"}],
+                                                    user_id="u")["memories"]][:1] == [corgi]
+            assert memory.search("我的狗几岁了", user_id="u")["results"][0]["id"] == corgi
+    assert found[True] == []
+    assert found[False][:1] == [corgi]

@@ -49,6 +49,9 @@ def test_retrieval_settings_from_config() -> None:
     with pytest.raises(ConfigError, match="at most 1"):
         ReadSettings.from_config({"retrieval": {"retention": 0.9, "importance": 0.5}})
     assert ReadSettings.from_config({"retrieval": {"reminder_min_relevance": 0.5}}).reminder_min_relevance == 0.5
+    assert ReadSettings().fitted_bar and not ReadSettings.from_config({"retrieval": {"fitted_bar": False}}).fitted_bar
+    with pytest.raises(ConfigError, match="fitted_bar must be true or false"):
+        ReadSettings.from_config({"retrieval": {"fitted_bar": "no"}})
     for name, value in [("min_relevance", "x"), ("min_relevance", 2), ("reminder_min_relevance", -0.1),
                         ("reminder_min_relevance", True), ("other_speaker_weight", "0.8"),
                         ("other_speaker_weight", 1.5), ("question_weight", -1), ("episode_weight", None)]:

@@ -58,6 +58,7 @@ from jiyi.core.query_enhancement import (
     rewrite_input,
 )
 from jiyi.core.ranking import RankingWeights
+from jiyi.core.relevance_bar import clears, fitted_bar
 from jiyi.core.retrieval import (
     Retrieval,
     RetrievalSettings,
@@ -128,6 +129,10 @@ class ReadSettings:
     # 45.7 → 57.4 % (zh), stale 9 → 10 of 31. 0.25 and 0.35 were within two points of 0.3 in a replay of the
     # development half's candidates. At min_relevance or above, off; off when the caller sets min_relevance.
     companion_min_relevance: float = 0.3
+    # A question that speaks to the user's life, in a language core/relevance_bar.py has a model for (Chinese),
+    # clears the bar when that model, fitted on bench/context.py's development half, says its candidates answer it
+    # (best relevance and best cosine together); False, or another language: when one reaches min_relevance.
+    fitted_bar: bool = True
     context_messages: int = 6  # messages before the question that make the context query
     context_max_chars: int = CONTEXT_QUERY_MAX_CHARS
     rewrite_timeout: float = 2.5  # seconds
@@ -153,8 +158,9 @@ class ReadSettings:
             value = section.get(name, 0.0)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
                 raise ConfigError(f"retrieval setting {name} must be a number from 0 to 1, got {value!r}")
-        if not isinstance(section.get("who_is_who", True), bool):
-            raise ConfigError(f"retrieval setting who_is_who must be true or false, got {section['who_is_who']!r}")
+        for name in ("who_is_who", "fitted_bar"):
+            if not isinstance(section.get(name, True), bool):
+                raise ConfigError(f"retrieval setting {name} must be true or false, got {section[name]!r}")
         ranking_fields = {k: section.pop(k) for k in ("retention", "importance", "recency") if k in section}
         retrieval_keys = ("rule_relevance", "attribute_relevance", "rule_limit", "core_limit", "episode_weight",
                           "question_weight", "neighbour_weight", "other_speaker_weight", "graph_limit")
@@ -406,11 +412,6 @@ class ReadPath:
         about_the_user = reminder or asks_about_the_user(question)
         reminder_floor = min(settings.reminder_min_relevance, min_relevance)
 
-        def asks_about_its_persona(hits: list[SearchHit]) -> bool:
-            # "星星你住在哪里呀": a question to the assistant about itself, when the user told it who it is.
-            return asks_about_the_assistant(question) and any(
-                describes_the_assistant(h.record.content, request.char_name) for h in hits)
-
         about_now = asks_about_now(question)
         # A question about the user that names a time gone by ("三月那次我去看病，是哪儿不舒服来着", "what did I have
         # fitted back in February?") vouches, as a reminder does, for a memory said then: when the best candidate was
@@ -427,32 +428,55 @@ class ReadPath:
                 return False
             return not about_now or said_at(hit.record) > max(said_at(h.record) for h in relevant)
 
+        async def question_bar(hits: list[SearchHit]) -> list[SearchHit]:
+            """The question's own candidates that go in: for a question that speaks to the user's life, all the top
+            ones (companions: see `companion`) once the fitted bar says they speak to it (core/relevance_bar.py); for
+            small talk and the like, those from unaddressed_min_relevance (never, by default)."""
+            addressed = await self.addressed(question, hits, request.char_name)
+            if addressed is None:
+                floor = max(min_relevance, settings.unaddressed_min_relevance)
+                return [h for h in hits if h.relevance >= floor] if floor < 1.0 else []
+            # Questions to the assistant about its persona were not among those the bar was fitted on.
+            bar = fitted_bar(question) if settings.fitted_bar and addressed != "persona" else None
+            if bar is None:
+                anchors = [h for h in hits if h.relevance >= min_relevance]
+            elif clears(question, hits, self.embedder.calibration, bar):
+                # What anchors the companions: the candidates relevant by the usual bar, or else the best one.
+                anchors = [h for h in hits if h.relevance >= min_relevance] or [max(hits, key=lambda h: h.relevance)]
+            else:
+                anchors = []
+            anchor_ids = {h.record.id for h in anchors}
+            return [h for h in hits if h.record.id in anchor_ids or companion(h, anchors)] if anchors else []
+
         async def attempt(name: str, query: str, spent_ms: float = 0.0,
                           detail: str | None = None) -> tuple[list[SearchHit], Stage]:
             started = time.perf_counter()
-            search = SearchRequest(query, request.scope, top_k=request.top_k + echoes, where=request.where)
+            # explain: each hit's paths carry its plain cosine, which the bar reads (core/relevance_bar.py).
+            search = SearchRequest(query, request.scope, top_k=request.top_k + echoes, where=request.where,
+                                   explain=True)
             retrieval = await self.search(search, refresh=False, timeout=max(deadline - time.monotonic(), 0.001))
             hits = [h for h in retrieval.hits
                     if h.record.category is not Category.MESSAGE or _said(h.record.content) not in in_prompt]
             found = hits
             hits = self._in_the_users_words(hits, request.top_k + echoes, question)
             hits = (await self._io(self._still_standing, hits, question))[:request.top_k]
-            bar = min_relevance
-            if name == "question" and request.min_relevance is None and not (
-                    about_the_user or asks_about_its_persona(hits)
-                    or await self._io(self._speaks_of_what_it_knows, question, hits)):
-                bar = max(bar, settings.unaddressed_min_relevance)
-            relevant = [h for h in hits if h.relevance >= bar] if bar < 1.0 else []
-            if relevant and name != "context" and request.min_relevance is None:
-                # The context query is the conversation: its neighbours are the conversation's, not the question's.
-                relevant = [h for h in hits if h.relevance >= bar or companion(h, relevant)]
-                if len(hits) < request.top_k:
-                    # The places the assistant's replies left: the messages they answered, as companions only (they
-                    # never open the gate: a reply's match says the exchange is on the subject, not the user's words).
-                    answered = await self._io(self._answered_by_replies, found, hits, question, request, in_prompt)
-                    relevant += [h for h in answered if companion(h, relevant)][:request.top_k - len(hits)]
+            if name == "question" and request.min_relevance is None:
+                relevant = await question_bar(hits)
+            else:
+                relevant = [h for h in hits if h.relevance >= min_relevance]
+                if relevant and name != "context" and request.min_relevance is None:
+                    # The context query is the conversation: its neighbours are the conversation's, not the question's.
+                    relevant = [h for h in hits if h.relevance >= min_relevance or companion(h, relevant)]
+            if relevant and name != "context" and request.min_relevance is None and len(hits) < request.top_k:
+                # The places the assistant's replies left: the messages they answered, as companions only (they
+                # never open the gate: a reply's match says the exchange is on the subject, not the user's words).
+                answered = await self._io(self._answered_by_replies, found, hits, question, request, in_prompt)
+                relevant += [h for h in answered if companion(h, relevant)][:request.top_k - len(hits)]
             best = max((h.relevance for h in hits), default=0.0)
-            if not relevant and reminder and hits and hits[0].relevance >= reminder_floor:
+            # A fitted bar was fitted on questions that ask to be reminded too ("我是啥血型来着"): its decision stands.
+            fitted = name == "question" and request.min_relevance is None and settings.fitted_bar and fitted_bar(
+                question) is not None
+            if not relevant and reminder and not fitted and hits and hits[0].relevance >= reminder_floor:
                 relevant, detail = hits[:1], "asks to be reminded: the best memory, below the usual bar"
             if (named_time is not None and request.min_relevance is None and hits and hits[0] not in relevant
                     and named_time.start <= said_at(hits[0].record) < named_time.end):
@@ -508,6 +532,17 @@ class ReadPath:
                 stages.append(stage)
             describe_stage(span, stages[-1])
         return Recall(found, stages)
+
+    async def addressed(self, question: str, hits: list[SearchHit], char_name: str | None = None) -> str | None:
+        """How a message speaks to the user's life, or None (small talk, general knowledge): "user" when it asks about
+        the user (or to be reminded, or for advice), "persona" when it asks the assistant about the persona the user
+        gave it, "named" when it names something of the user's memories."""
+        if asks_to_be_reminded(question) or asks_about_the_user(question):
+            return "user"
+        if asks_about_the_assistant(question) and any(describes_the_assistant(h.record.content, char_name)
+                                                      for h in hits):
+            return "persona"
+        return "named" if await self._io(self._speaks_of_what_it_knows, question, hits) else None
 
     def _speaks_of_what_it_knows(self, question: str, hits: list[SearchHit]) -> bool:
         """Whether a message that is not in the first person still speaks of the user's life: it names someone of
