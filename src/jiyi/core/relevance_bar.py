@@ -7,8 +7,10 @@ Two measures, each read from the best of the candidates:
 - the plain cosine between the query and the memory, in the query language's range (Calibration.for_query, not clipped
   at "the same thing"): the keyword evidence fused into relevance hides some of e5's own signal ("yo" → "yo nova"
   gets relevance 1.00 from the word alone).
-A logistic model of the two, per language, decides; its coefficients are fitted by bench/context_bar.py on
-bench/context.py's development half (see BARS). It costs two maxima and a dot product: the cosines come with the hits.
+A logistic model of the two, per language, decides where no candidate reaches the usual bar (min_relevance): it
+lets in a close match a little below it, and never keeps out one above it (read_path.ReadPath.recall says why). Its
+coefficients are fitted by bench/context_bar.py on bench/context.py's development half (see BARS). It costs two
+maxima and a dot product: the cosines come with the hits.
 """
 
 from __future__ import annotations
