@@ -11,6 +11,7 @@ from jiyi.core.lexicon import lexicon
 from jiyi.core.supersession import (
     Replacement,
     asks_about_before,
+    changed_people,
     changed_subject,
     other_people,
     people_in,
@@ -103,6 +104,17 @@ def test_a_change_to_one_persons_life_changes_nothing_of_anothers() -> None:
     hits = [hit("User adopted a greyhound named Biscuit last spring.", 0),
             hit("My cello teacher is a retired symphony player named Mrs. Okafor.", 10)]
     assert superseded(hits, "what did I name my dog?", never_common) == set()
+
+
+def test_people_are_those_a_change_is_said_of() -> None:
+    assert changed_people("My brother Theo just moved to Denver").relations == {"brother_of"}
+    assert not changed_people("jess officially moved out sunday to live w her boyfriend").relations
+    hits = [hit("User's roommate jess made pad see ew last night", 0),
+            hit("it's just me now, jess officially moved out sunday to live w her boyfriend", 10)]
+    assert superseded(hits, "do i have a roommate right now?", never_common) == {hits[0].record.id}
+    hits = [hit("大学室友 最铁的闺蜜 她五月份结婚 喊我当伴娘", 0),
+            hit("对了她婚期改了 推到十月一号了 男方那边奶奶要做手术 我伴娘还是当", 20)]
+    assert superseded(hits, "佳佳哪天办婚礼来着", never_common, near=far) == {hits[0].record.id}
 
 
 def test_a_person_is_the_changed_subject_only_when_the_change_says_nothing_else() -> None:

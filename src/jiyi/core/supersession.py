@@ -245,6 +245,15 @@ def _said_of(part: str, people: People) -> set[str]:
     return said_of
 
 
+def changed_people(text: str) -> People:
+    """Whom a change is said of: the people of its text, by the relations a word of change is said of only ("my
+    brother Theo just moved to Denver": the brother; not the boyfriend in "jess moved out to live w her boyfriend",
+    nor the grandmother in "她婚期改了 男方那边奶奶要做手术")."""
+    people = people_in(text)
+    said_of = frozenset(_said_of(text, people))
+    return people._replace(kin=said_of, relations=frozenset(r for w in said_of if (r := _relation(w))))
+
+
 def changed_subject(part: str, common: Callable[[str], bool]) -> set[str]:
     """The topic words of the part of a change that says it (what_changed), less the people it names unless the
     change is said of them: "kabir and I are done", "我表姐走了" change what was said of the person; in "my
@@ -341,12 +350,12 @@ def superseded_by(hits: Sequence[SearchHit], question: str, common: Callable[[st
     asked = subject_marks(topic_words(question, common))
     now = asks_about_now(question)
     people = {h.record.id: people_in(h.record.content) for h in hits}
-    changed_people = {c.id: people_in(c.content) for c in changes}
+    said_of = {c.id: changed_people(c.content) for c in changes}
 
     def changes_it(change: MemoryRecord, old: MemoryRecord) -> bool:
         if change.id == old.id or said_at(change) <= said_at(old):
             return False
-        if other_people(changed_people[change.id], people[old.id]):
+        if other_people(said_of[change.id], people[old.id]):
             return False
         if change.id in changed and same_subject(changed[change.id], words[old.id], joined) and (
                 near is None or near(change, old)):
@@ -434,7 +443,7 @@ def mark_changed(store: MemoryIndex, scope: Scope, records: Sequence[MemoryRecor
             continue
         common = common_words(store, [record.content, *(r.content for r in older)])
         new_words = changed_subject(what_changed(record.content), common)
-        new_people = people_in(record.content)
+        new_people = changed_people(record.content)
         for old in older:
             if other_people(new_people, people_in(old.content)) or not same_subject(
                     new_words, topic_words(old.content, common), joined):
