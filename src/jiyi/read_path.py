@@ -75,9 +75,10 @@ from jiyi.core.supersession import (
     asks_about_before,
     changed_by,
     common_words,
+    may_say_a_change,
+    put_in_place,
     said_at,
-    says_it_changed,
-    superseded,
+    superseded_by,
 )
 from jiyi.core.temporal import EventTime, resolve_event_time
 from jiyi.core.who_is_who import who_is_who
@@ -628,9 +629,9 @@ class ReadPath:
             if record.id not in seen:
                 seen.add(record.id)
                 replaced.append(hit if record is hit.record else replace(hit, record=record))
-        if not any(says_it_changed(h.record.content) for h in replaced):
+        if not any(may_say_a_change(h.record.content) for h in replaced):
             return replaced
-        common = common_words(self.store, [h.record.content for h in replaced])
+        common = common_words(self.store, [question, *(h.record.content for h in replaced)])
         vectors = self.store.get_vectors([h.record.id for h in replaced])
         ids = [h.record.id for h in replaced if h.record.id in vectors]
         matrix = np.stack([vectors[i] for i in ids]) if ids else np.zeros((0, 0), dtype=np.float32)
@@ -645,8 +646,7 @@ class ReadPath:
             cosines = matrix @ matrix[position[new.id]]
             return bool(cosines[position[old.id]] >= np.median(np.delete(cosines, position[new.id])))
 
-        gone = superseded(replaced, question, common, lexicon().joins, near)
-        return [h for h in replaced if h.record.id not in gone]
+        return put_in_place(replaced, superseded_by(replaced, question, common, lexicon().joins, near))
 
     async def _rewrite(self, request: RecallRequest, question: str, recent: list[ChatMessage], deadline: float,
                        stages: list[Stage]) -> tuple[str, float, str] | None:

@@ -7,11 +7,21 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from jiyi.core.lexicon import lexicon
 from jiyi.core.supersession import (
+    Replacement,
     asks_about_before,
+    changed_people,
+    changed_subject,
+    other_people,
+    people_in,
+    put_in_place,
     said_at,
     says_it_changed,
+    says_it_moved,
+    subject_marks,
     superseded,
+    superseded_by,
     what_changed,
 )
 from jiyi.records import Category, MemoryRecord, Scope, SearchHit, SourceRef
@@ -19,10 +29,10 @@ from jiyi.records import Category, MemoryRecord, Scope, SearchHit, SourceRef
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
-def hit(text: str, days: int) -> SearchHit:
+def hit(text: str, days: int, relevance: float = 0.5) -> SearchHit:
     record = MemoryRecord(content=text, scope=Scope("u"), id=text, category=Category.MESSAGE, role="user",
                           created_at=T0 + timedelta(days=days))
-    return SearchHit(record, 0.5, {}, 0.5)
+    return SearchHit(record, relevance, {}, relevance)
 
 
 @pytest.mark.parametrize(("text", "changed"), [
@@ -41,6 +51,21 @@ def hit(text: str, days: int) -> SearchHit:
     ("we changed the flights to August", True),
     ("I retire in 2030, that's the plan", False),
     ("I go swimming every Saturday", False),
+    ("我们分了", True),
+    ("老板也分了几个", False),
+    ("跑了一圈，走了两个小时", False),
+    ("聊了考研、哭、想放弃、家人", False),
+    ("我琢磨着以后不开车了，回沈阳开个小饭馆", False),
+    ("聊了业绩、被骂、迷茫、要不要辞职", False),
+    ("我下个月要搬到朝阳了", True),
+    ("脚好得差不多了，但医生说一个月内别打球", False),
+    ("阿彤又半夜打电话，真的受不了了", False),
+    ("我不想干了", True),
+    ("I'm thinking about quitting my job", False),
+    ("I almost gave up on the course", False),
+    ("I might have to cancel the trip", False),
+    ("My cello teacher is a retired symphony player", False),
+    ("Pam's going to come up here in May instead", True),
     ("我每周六都去游泳", False),
     ("my sister is visiting next week", False),
 ])
@@ -48,11 +73,74 @@ def test_words_of_change(text: str, changed: bool) -> None:
     assert says_it_changed(text) is changed
 
 
+@pytest.mark.parametrize("text", ["我们的婚礼推迟到明年春天了", "复查改期了，下周三再去",
+                                  "目标院校改了，专业还是计算机", "we pushed the wedding to June"])
+def test_a_moved_plan_is_a_weaker_sign_of_change(text: str) -> None:
+    assert says_it_moved(text) and not says_it_changed(text)
+
+
+def test_a_moved_plan_leaves_the_rest_of_the_older_memory_for_questions_about_the_rest() -> None:
+    hits = [hit("我目标院校是浙大，专业选计算机", 0), hit("目标院校改了，换成南大", 30)]
+    assert superseded(hits, "我考研报的哪个学校", never_common, near=far) == {hits[0].record.id}
+    assert superseded(hits, "我想学什么专业", never_common, near=far) == set()
+
+
+def test_people_are_told_apart_by_relation_and_by_name() -> None:
+    brother, sister = people_in("My brother Theo just moved to Denver"), people_in("my sister Dana lives in Lisbon")
+    assert brother.relations == {"brother_of"} and brother.names == {"theo"} and other_people(brother, sister)
+    assert not other_people(brother, people_in("Theo's sister Dana lives in Lisbon"))
+    # one person said in other words: 我妈 / 妈妈, "mom" / "mother"
+    assert not other_people(people_in("我妈搬到北京了"), people_in("妈妈住在上海"))
+    assert not other_people(people_in("my mom moved out"), people_in("my mother lives in Leeds"))
+    # a relation and a name may be one person; a place is not a name
+    assert not other_people(people_in("my boyfriend and I are done"), people_in("I met Kabir in May"))
+    assert not people_in("I moved to Denver").names
+
+
+def test_a_change_to_one_persons_life_changes_nothing_of_anothers() -> None:
+    hits = [hit("User's sister Dana lives in Lisbon and teaches English there.", 0),
+            hit("My brother Theo just moved to Denver for a job at a brewery.", 10)]
+    assert superseded(hits, "Which city is my sis living in these days?", never_common, lexicon().joins) == set()
+    hits = [hit("User adopted a greyhound named Biscuit last spring.", 0),
+            hit("My cello teacher is a retired symphony player named Mrs. Okafor.", 10)]
+    assert superseded(hits, "what did I name my dog?", never_common) == set()
+
+
+def test_people_are_those_a_change_is_said_of() -> None:
+    assert changed_people("My brother Theo just moved to Denver").relations == {"brother_of"}
+    assert not changed_people("jess officially moved out sunday to live w her boyfriend").relations
+    hits = [hit("User's roommate jess made pad see ew last night", 0),
+            hit("it's just me now, jess officially moved out sunday to live w her boyfriend", 10)]
+    assert superseded(hits, "do i have a roommate right now?", never_common) == {hits[0].record.id}
+    hits = [hit("大学室友 最铁的闺蜜 她五月份结婚 喊我当伴娘", 0),
+            hit("对了她婚期改了 推到十月一号了 男方那边奶奶要做手术 我伴娘还是当", 20)]
+    assert superseded(hits, "佳佳哪天办婚礼来着", never_common, near=far) == {hits[0].record.id}
+
+
+def test_a_person_is_the_changed_subject_only_when_the_change_says_nothing_else() -> None:
+    assert changed_subject("我表姐婚期改了", never_common) == {"婚期", "改了"}
+    assert "表姐" in changed_subject("我表姐走了", never_common)
+    hits = [hit("我表姐在银行上班，天天加班", 0), hit("对了我表姐婚期改了 推到十月一号了", 20)]
+    assert superseded(hits, "我表姐是做什么的", never_common, near=far) == set()
+    assert superseded(hits, "我表姐哪天结婚", never_common, near=far) == set()  # the older one never said the date
+
+
 def test_the_change_is_what_its_clause_and_the_clauses_beside_it_say() -> None:
     said = "好久没来啦，搬过来两周了，现在住滨江，离新公司骑车十分钟，再也不用挤地铁了"
     assert what_changed(said) == "离新公司骑车十分钟 再也不用挤地铁了"
     assert what_changed("No soda! Thirty days clean. I switched to sparkling water") == (
         "No soda Thirty days clean I switched to sparkling water")
+
+
+def test_in_chinese_chat_a_space_between_characters_ends_a_clause() -> None:
+    assert what_changed("跟你说 我把吉他卖了 现在学架子鼓 邻居快疯了") == "跟你说 我把吉他卖了 现在学架子鼓"
+
+
+def test_a_message_that_says_one_thing_changed_keeps_the_rest_of_an_older_one() -> None:
+    hits = [hit("小雅是我高中同桌，下个月十号结婚，我当伴娘", 0),
+            hit("她婚期改了 推迟到国庆 男方家里有事 我伴娘照当", 20)]
+    assert superseded(hits, "小雅哪天结婚来着", never_common) == {hits[0].record.id}
+    assert superseded(hits, "我跟小雅是怎么认识的", never_common) == set()
 
 
 def never_common(word: str) -> bool:
@@ -107,6 +195,67 @@ def test_a_memory_was_said_when_its_message_was_not_when_its_words_say() -> None
     # without a dated source, the time its words name stands in
     undated = MemoryRecord(content="x", scope=Scope("u"), created_at=T0, event_time=T0 + timedelta(days=3))
     assert said_at(undated) == T0 + timedelta(days=3)
+
+
+def far(new: MemoryRecord, old: MemoryRecord) -> bool:
+    return False
+
+
+def test_a_chinese_words_characters_name_its_thing_without_function_characters() -> None:
+    assert subject_marks({"戒酒", "白酒"}) == {"戒酒", "白酒", "戒", "酒", "白"}
+    assert subject_marks({"一个月", "不吃"}) == {"一个月", "不吃", "吃"}
+    assert not subject_marks({"肚子", "干脆"}) & subject_marks({"孩子", "干啥"})
+
+
+def test_the_question_joins_a_change_and_what_it_changed_said_in_other_words() -> None:
+    hits = [hit("晚饭总要配二两白酒，饭后再散步半小时", 0), hit("体检完医生让我把酒戒了，一个多月滴酒没沾", 30)]
+    # 白酒 and 酒 are other words (and not close enough in meaning here): only the question says they meet
+    assert superseded(hits, "我晚饭还喝白酒吗？", never_common, near=far) == {hits[0].record.id}
+    # the older memory still answers what did not change
+    assert superseded(hits, "我饭后还散步吗？", never_common, near=far) == set()
+
+
+def test_asked_how_things_are_now_the_question_may_meet_each_in_a_word_of_its_own() -> None:
+    hits = [hit("signed up for the Brighton 10k in June, training starts monday", 0),
+            hit("I withdrew from the race, my hamstring needs rest", 40)]
+    assert superseded(hits, "am I still doing Brighton? the race, I mean", never_common, near=far) == {
+        hits[0].record.id}
+    # not asked about now, all three must share the thing
+    assert superseded(hits, "what did I sign up for in Brighton? the race, I mean", never_common, near=far) == set()
+
+
+def test_the_question_finds_a_change_by_the_clause_that_says_it_not_the_clauses_beside_it() -> None:
+    hits = [hit("my niece Ada starts school in September", 0),
+            hit("no Lisbon this spring. Mum is coming to stay instead. she wants to see Ada start school", 20)]
+    assert superseded(hits, "is Ada starting school this year?", never_common, near=far) == set()
+
+
+def test_what_replaced_a_memory_the_question_asks_about_takes_its_place() -> None:
+    old = hit("signed up for the Brighton 10k in June", 0, relevance=0.8)
+    other = hit("my knee felt fine on the bike", 10, relevance=0.4)
+    change = hit("I withdrew from the race", 40, relevance=0.2)
+    hits = [old, other, change]
+    gone = superseded_by(hits, "am I still racing Brighton?", never_common, near=far)
+    assert gone == {old.record.id: Replacement(change.record.id, asked=True)}
+    standing = put_in_place(hits, gone)
+    assert [(h.record.id, h.relevance) for h in standing] == [(change.record.id, 0.8), (other.record.id, 0.4)]
+    # found for another reason, the change keeps its own place
+    assert put_in_place(hits, {old.record.id: Replacement(change.record.id, asked=False)}) == [other, change]
+
+
+def test_asked_how_things_are_now_the_lexicon_joins_the_question_to_each() -> None:
+    hits = [hit("our startup finally shipped the billing page, big party tonight", 0),
+            hit("got laid off on friday, the whole team is gone", 30)]
+    joins = lexicon().joins
+    assert superseded(hits, "where am I working these days?", never_common, joins, far) == {hits[0].record.id}
+    # not asked about now, the question's own word must be in both
+    assert superseded(hits, "what kind of work do I do?", never_common, joins, far) == set()
+
+
+def test_a_wait_that_is_over_is_no_change() -> None:
+    hits = [hit("用户想养一只猫，但房东不让", 0), hit("房东终于松口了，说可以养猫，但不能养狗", 200)]
+    assert not says_it_moved(hits[1].record.content) and not says_it_changed(hits[1].record.content)
+    assert superseded(hits, "我一直想要的那个毛茸茸的室友，房东同意了没", never_common) == set()
 
 
 def test_the_word_facts_use_for_the_user_makes_no_subject() -> None:
