@@ -55,7 +55,11 @@ UNIQUE = frozenset("妈 妈妈 老妈 母亲 爸 爸爸 老爸 父亲 老公 丈
 PETS = tuple("橘猫 猫咪 小猫 猫 狗狗 小狗 狗 柯基 金毛 泰迪 柴犬 哈士奇 拉布拉多 边牧 比熊 布偶 英短 美短 鹦鹉 八哥 "
               "仓鼠 兔子 乌龟 金鱼 鱼 龙猫 刺猬".split())
 # Tags of a word that cannot be a name: verbs, adverbs, prepositions, pronouns, conjunctions, particles, numbers.
-_NOT_NAME_TAGS = ("v", "d", "p", "r", "c", "u", "m", "x", "y", "e", "a", "f", "q")
+_NOT_NAME_TAGS = ("v", "d", "p", "r", "c", "u", "m", "x", "y", "e", "a", "f", "q", "l", "i")
+# Roles held towards whoever the sentence is about: 班主任, 房东 said without 我 are a child's teacher, a relative's
+# landlord as often as the user's, so only 我的班主任 makes one the user's. (A boss said alone is the user's far more
+# often: 组长老周人挺好.)
+_ROLES = frozenset({"teacher_of", "advisor_of", "landlord_of", "coach_of"})
 _NAME_TAGS = ("nr", "nrt", "nrfg", "nz", "eng")
 _PERSON_TAGS = ("nr", "nrt", "nrfg")
 _TIME_WORDS = frozenset("今天 明天 昨天 后天 现在 最近 刚才 刚刚 早上 晚上 下午 上午 中午 周末 今年 去年 明年 "
@@ -183,6 +187,9 @@ def _named_owner(clause: str, start: int) -> Ref | None:
     """陈蕾的男朋友: the name before 的, as the graph may know it."""
     if start < 3 or clause[start - 1] != "的":
         return None
+    latin = _LATIN_OWNER.search(clause, 0, start - 1)
+    if latin is not None:
+        return named(latin.group())  # 阿May的老公, Kevin的女朋友
     words = [w for w in rjieba.cut(clause[:start - 1]) if w.strip()]
     if words and 2 <= len(words[-1]) <= 3 and _HAN.fullmatch(words[-1]) and words[-1] not in KIN:
         return named(words[-1])
@@ -212,8 +219,15 @@ _ANOTHER_NAME = re.compile(r"^(?:小名|大名|外号|昵称|网名|英文名|�
                            r"(?P<name>[A-Za-z][A-Za-z'-]+|[\u4e00-\u9fff]{2,3})$")
 _LITTLE_NAME_AT_START = re.compile(r"^[小阿](?:[A-Za-z]+|[\u4e00-\u9fff])")
 _LITTLE_LATIN = re.compile(r"[小阿][A-Za-z]+")
+_LATIN_OWNER = re.compile(r"(?:[小阿老]?[A-Za-z][A-Za-z'-]*)$")
 # 我的小店… / 我家的车…: the user's thing is the subject, not the user (我家 alone is the user's home: 我家在…)
 _MY_THING_AT_START = re.compile(r"^(?:我|俺|咱)的")
+_MY_DESCRIBED = re.compile(r"(?:我|俺|咱)(?:的)?[\u4e00-\u9fff]{1,4}?(?P<term>" + _KIN_TERMS + r")")
+# 在高新区 as a clause of its own, and the words that say the clause before spoke of an organisation
+_ORG_IS_AT = re.compile(r"在(?P<place>[\u4e00-\u9fffA-Za-z]{2,6})")
+_SPEAKS_OF_AN_ORG = re.compile(r"公司|厂|店|offer|单位|集团|医院|学校|餐厅|饭馆|工作室|事务所")
+_SPEAKS_OF_A_HOME = re.compile(r"住|房子|(?<![一二两三几那这每])家")  # 住的是厂里分的老房子 在道外区: the home is there
+_CALLED = re.compile(r"(?:叫做?|名叫)(?P<name>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,8})")
 _HAS_ONE = re.compile(r"(?P<whose>[\u4e00-\u9fff]{0,3}?)(?:还)?有(?:一)?个$")
 _SPOUSE_BY_PRONOUN = {frozenset({"他"}): "husband_of", frozenset({"她"}): "wife_of"}
 
@@ -252,9 +266,12 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
         if named_owner is not None and name is not None and term in KIN:
             found.append(Claim(named(name, "person"), KIN[term][0], named_owner))
             continue
+        if owner is None and m.start() > 0 and clause[m.start() - 1] == "的" and "我" not in clause[:m.start()]:
+            continue  # 阿May的老公大刘: someone's husband, whose the rules could not read (我与前妻的女儿: mine)
         if name is None:
             alone = m.end() == len(clause)  # "妈妈" on its own is someone calling out, not a mention
-            if term in UNIQUE and not m.group("call") and not alone and (owner is None or _is_mine(owner)):
+            if term in UNIQUE and not m.group("call") and not alone and (_is_mine(owner) or (
+                    owner is None and KIN[term][0] not in _ROLES)):
                 # 我妈发了视频 / 婆婆来杭州: the term stands for the person (a name said later joins it)
                 aliases = [f"{owner}{term}", term] if owner else [term]
                 found.append(Claim(named(term, "person", *aliases), KIN[term][0], ME))
@@ -275,6 +292,9 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
             continue
         aliases = [term, f"{owner}{term}"] if _is_mine(owner) else [term]
         owner_ref = _owner_ref(owner)
+        if term in KIN and owner is None and KIN[term][0] in _ROLES:
+            found.append(Claim(named(name, "person", *aliases)))  # 班主任黄老师: whose teacher, the text does not say
+            continue
         if term in KIN:
             relation = KIN[term][0]
             if relation == "spouse_of":  # 老伴: husband or wife by the pronoun the message uses for them
@@ -311,6 +331,11 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         return kin_of(owner, KIN[term][0], said) if owner is not None else None
     if _MY_THING_AT_START.match(clause) and not _NAMING.match(clause):
         return None
+    described = _MY_DESCRIBED.fullmatch(clause)
+    if described and _is_noun_phrase(clause[1:]):
+        # 我大学室友 (还在武汉): "my college roommate", said of someone, is not the user doing anything
+        term = described.group("term")
+        return kin_of(ME, KIN[term][0], term)
     if clause.startswith(("我", "俺", "咱")):
         return ME
     if clause[0] in "他她它佢" and not clause.startswith(("他们", "她们")):
@@ -344,6 +369,8 @@ def _person_at_start(clause: str) -> str | None:
     if first is None:
         return None
     word, tag = first
+    if word in "小阿老" and len(clause) >= 2 and _first_word(clause[1:]) == (clause[1], "nr"):
+        word, tag = clause[:2], "nr"  # 老蔡被调去…: the dictionary split 老 from the surname
     if not (2 <= len(word) <= 3 and _HAN.fullmatch(word)) or word in KIN or word in _TIME_WORDS or not_a_name_zh(word):
         return None
     doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v", "m", "q"))
@@ -374,6 +401,12 @@ def _person_named(said: str) -> Ref | None:
     return named(said) if _name_at(said) == said or _is_person_name(said) else None
 
 
+def _is_noun_phrase(said: str) -> bool:
+    """Nouns (and the adjectives and places that qualify them) only: 大学室友, not 去看室友."""
+    words = [t for w, t in rjieba.tag(said) if w.strip()]
+    return bool(words) and all(t.startswith(("n", "a", "b", "s")) for t in words)
+
+
 def _is_proper_noun_phrase(candidate: str) -> bool:
     """Every word a noun or a name: 蓝鲸广告, 小红书, Shein; not 组跟导师 (a preposition inside)."""
     words = [(w, t) for w, t in rjieba.tag(candidate) if w.strip()]
@@ -382,10 +415,14 @@ def _is_proper_noun_phrase(candidate: str) -> bool:
 
 def _place_or_org(subject: Ref, candidate: str, verb: str) -> list[Claim]:
     if places_zh.is_place(candidate):
-        return [Claim(subject, "lives_in", named(candidate, "place"))]
+        # 在北京实习: a summer's internship is not a home
+        return [] if verb == "实习" else [Claim(subject, "lives_in", named(candidate, "place"))]
     if candidate in _NOT_PLACES or candidate in KIN or candidate[0] in "我你他她这那家" or candidate.startswith(_SOME):
         return []
     placed = organisations_zh.split_places(candidate)
+    if places_zh.is_place(placed.name) or placed.name.startswith(_SOME):
+        # 在英国曼彻斯特读研究生: places all the way, no school named; 台北一家电子公司: one described, not named
+        return []
     if not (_is_proper_noun_phrase(placed.name) or organisations_zh.is_institution(placed.name)):
         return []
     relation = _VERB_KIND.get(verb, "works_at")
@@ -559,7 +596,16 @@ def claims(text: str) -> list[Claim]:
     running: Ref | None = ME
     clauses = [clause for clause in _CLAUSES.split(text) if clause]
     described: tuple[Ref, str, organisations_zh.Placed] | None = None  # who works where, said without its name
+    org_before: Ref | bool = False  # the clause before spoke of an organisation: the one, or True if unnamed
     for clause in clauses:
+        where = _ORG_IS_AT.fullmatch(clause) if org_before is not False else None
+        if where is not None:
+            # 一家公司 叫熊猫传媒 在高新区 / 收到米哈游的offer 在上海: where the organisation is, not anyone's home
+            if isinstance(org_before, Ref) and places_zh.is_place(where.group("place")):
+                found.append(Claim(org_before, "located_in", named(where.group("place"), "place")))
+            org_before = False
+            continue
+        said_before = len(found)
         later = _NAMED_LATER.match(clause)
         if later and described is not None and not _NOT_A_NAME_SAID.search(later.group("org")) and (
                 later.group("noun") or _is_proper_noun_phrase(later.group("org"))):
@@ -583,6 +629,14 @@ def claims(text: str) -> list[Claim]:
         found += introduced
         if running is not None:
             found += _relations(clause, running) + _endings(clause, running)
+        orgs = [ref for claim in found[said_before:] for ref in (claim.object,) if ref is not None
+                and ref.kind == "organisation"]
+        called = _CALLED.fullmatch(clause)
+        if called is not None and org_before is not False:
+            org_before = named(called.group("name"), "organisation")  # 一家新媒体公司 叫熊猫传媒 (在高新区)
+        else:
+            org_before = orgs[-1] if orgs else (_SPEAKS_OF_AN_ORG.search(clause) is not None
+                                                and _SPEAKS_OF_A_HOME.search(clause) is None)
     # Names in passing first, so that the relations' subjects (王姐说她在腾讯上班) are known; not a name a rule above
     # introduces with its kind (我们家鹦鹉小绿 is a pet).
     claimed = {ref.name for claim in found for ref in (claim.subject, claim.object)
