@@ -62,3 +62,47 @@ def test_old_and_a_surname_opens_a_clause_as_its_subject() -> None:
 def test_my_roommate_described_is_not_the_user_doing_anything() -> None:
     graph, _ = run("我室友小琪人很好", "小琪说她要结婚了 我大学室友 还在武汉")
     assert (USER, "lives_in", "武汉") not in relations(graph)
+
+
+def test_a_relatives_term_opening_a_clause_is_the_users_relative() -> None:
+    graph, _ = run("弟弟来成都开会 他在深圳华为做芯片")
+    assert ("弟弟", "brother_of", USER) in relations(graph)
+    assert ("弟弟", "works_at", "华为") in relations(graph)
+
+
+def test_a_stay_of_some_days_is_a_visit_not_a_shared_home() -> None:
+    graph, _ = run("我妈来住我这儿三天")
+    assert not any(r[1] == "lives_with" for r in relations(graph))
+
+
+def test_the_form_the_user_says_is_kept() -> None:
+    graph, _ = run("俺弟弟打电话说娘住院了")
+    brother = next(e for e in graph.entities.values() if "弟弟" in e.surface_forms())
+    assert "俺弟弟" in brother.surface_forms()
+    graph, _ = run("跟爸妈说了", "我爸没说话")
+    assert any("我爸" in e.surface_forms() for e in graph.entities.values())
+
+
+def test_the_second_place_of_one_message_says_the_first_more_closely() -> None:
+    graph, _ = run("我表哥阿豪在集美读大学", "表哥到新疆了 在喀什")
+    homes = {r[2] for r in relations(graph) if r[0] == "阿豪" and r[1] == "lives_in"}
+    assert homes == {"喀什"}
+
+
+def test_a_home_read_between_the_lines_does_not_replace_one_said() -> None:
+    graph, _ = run("我住在徐汇 离公司近", "弟弟来上海出差")
+    assert relations(graph, current_only=True) >= {(USER, "lives_in", "徐汇")}
+    assert (USER, "lives_in", "上海") not in relations(graph)
+
+
+def test_an_organisation_is_also_called_with_its_nearer_places() -> None:
+    graph, _ = run("老婆阿秀在浙江义乌小商品城打工")
+    market = next(e for e in graph.entities.values() if e.kind == "organisation")
+    assert "义乌小商品城" in market.surface_forms()
+
+
+def test_the_one_called_so_in_a_clause_of_its_own_is_whom_what_follows_is_about() -> None:
+    graph, _ = run("现任妻子林慧，她带来一个儿子，叫小宇，在长安中学读初三。")
+    assert ("小宇", "son_of", "林慧") in relations(graph)
+    assert ("小宇", "attends", "长安中学") in relations(graph)
+    assert not any(e.name.startswith("叫") for e in graph.entities.values())

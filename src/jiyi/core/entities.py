@@ -105,6 +105,7 @@ class _Resolver:
     here: set[str] = field(default_factory=set)  # entity ids this message mentions (by name, or by creating them)
     in_message: bool = False  # past the earlier messages: what is noted now is mentioned here
     folded: dict[str, str] = field(default_factory=dict)  # created in this message -> the one it turned out to be
+    opened: list[GraphRelation] = field(default_factory=list)  # relations this message states for the first time
 
     # --- finding entities ----------------------------------------------------------------------------------
 
@@ -188,8 +189,9 @@ class _Resolver:
             known = self.add(GraphEntity(ref.kind, ref.name, unique_forms([ref.name, *ref.alias_forms(), *familiar])))
             if guess:
                 self.guessed.add(known.id)
-        elif ref.alias and all(a.casefold() != f.casefold() for a in ref.alias_forms()
-                               for f in known.surface_forms()):
+        elif ref.alias and any(all(a.casefold() != f.casefold() for f in known.surface_forms())
+                               for a in ref.alias_forms()):
+            # "跟爸妈说了" made 爸; "我爸没说话" adds 我爸 — each form the user says is one a search may name
             known.aliases = unique_forms([*known.aliases, *ref.alias_forms()])
             self.touched[known.id] = known
         self.note(known.id)
@@ -238,6 +240,8 @@ class _Resolver:
         sister" is not made a second one: that one is found by her words or not at all."""
         term = said.removeprefix("my ").removeprefix("our ")
         mine = f"my {term}" if said != term or term.isascii() else f"我{term}"
+        if said[:1] in ("我", "俺", "咱") and said[1:] in entity_rules_zh.KIN:
+            term, mine = said[1:], said  # 俺弟弟: 弟弟, and as the user says it
         relative = self.add(GraphEntity("person", term, unique_forms([term, mine])))
         self.state(relative.id, held, USER)
         return relative.id
@@ -357,8 +361,15 @@ class _Resolver:
             return
         if relation in SINGLE_VALUED:
             for old in self.current(source, relation, None):
-                self.close(old)
+                if any(old is r for r in self.opened):
+                    # 表哥到新疆了 在喀什: the second place of one message says where the first did, more closely;
+                    # a relation this message opened and closes never held
+                    self.graph.relations.remove(old)
+                    self.change.relations = [r for r in self.change.relations if r is not old]
+                else:
+                    self.close(old)
         new = GraphRelation(source, relation, target, valid_at=self.when)
+        self.opened.append(new)
         self.graph.relations.append(new)
         self.touch(new)
 
@@ -502,6 +513,8 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
         elif claim.relation == "lives_with" and obj is not None and USER not in (subject, obj) and \
                 resolver.couples(subject, obj):
             continue  # "Fiona lives in Aberdeen with her husband": a couple's home is one; the couple says so
+        elif claim.inferred and resolver.current(subject, claim.relation, None):
+            continue
         elif obj is not None:
             resolver.state(subject, claim.relation, obj)
     resolver.infer_workplaces()

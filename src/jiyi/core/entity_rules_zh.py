@@ -98,8 +98,10 @@ _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
 _CAME_TO = re.compile(r"(?<![回出起过下上进原本后未将])来(?:了|到)?(?P<place>[\u4e00-\u9fff]{2,4}?)"
                       r"(?:了|帮|看|玩|住|找|陪|照顾|出差|工作|上班|读书|上学|$)")
 _IS_IN_AFTER = re.compile(r"(?:也|还|现在|一直|目前|都)?在(?P<place>[\u4e00-\u9fff]{2,4})$")
-# 她住我那儿, 住在我家: someone living at the user's home
-_AT_MINE = re.compile(r"住(?:在|到)?(?:我|我们|俺|俺们)(?:那儿|这儿|那里|这里|家|那|这)(?!附近|旁边|楼下|对面|隔壁)")
+# 她住我那儿, 住在我家: someone living at the user's home (住我这儿两天: a visit, not a home)
+_A_WHILE = r"(?:[一两二三四五六七八九十几半\d]+|几)(?:天|晚|夜|周|个?星期|个?礼拜|个月)"
+_AT_MINE = re.compile(r"住(?:在|到)?(?:我|我们|俺|俺们)(?:那儿|这儿|那里|这里|家|那|这)(?!附近|旁边|楼下|对面|隔壁)"
+                      r"(?!.{0,3}?" + _A_WHILE + ")")
 _LATIN_PLACE = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)*")
 # 我女朋友小鹿也在深圳; 房子在宝安, 新家在滨江: a home is where one lives (not 老家在…: where one is from)
 _IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都|房子|(?<!老)家)在(?P<place>[\u4e00-\u9fff]{2,4})$")
@@ -228,6 +230,10 @@ _ORG_IS_AT = re.compile(r"在(?P<place>[\u4e00-\u9fffA-Za-z]{2,6})")
 _SPEAKS_OF_AN_ORG = re.compile(r"公司|厂|店|offer|单位|集团|医院|学校|餐厅|饭馆|工作室|事务所")
 _SPEAKS_OF_A_HOME = re.compile(r"住|房子|(?<![一二两三几那这每])家")  # 住的是厂里分的老房子 在道外区: the home is there
 _CALLED = re.compile(r"(?:叫做?|名叫)(?P<name>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,8})")
+_BLOOD_AND_MARRIAGE = frozenset({
+    "mother_of", "father_of", "brother_of", "sister_of", "son_of", "daughter_of", "grandson_of", "granddaughter_of",
+    "husband_of", "wife_of", "mother_in_law_of", "father_in_law_of"})  # not 外婆: as often the children's
+_ONE_OF = re.compile(r"(?:一)?个(?P<term>" + _KIN_TERMS + r")$")  # 她带来一个儿子 (，叫小宇)
 _HAS_ONE = re.compile(r"(?P<whose>[\u4e00-\u9fff]{0,3}?)(?:还)?有(?:一)?个$")
 _SPOUSE_BY_PRONOUN = {frozenset({"他"}): "husband_of", frozenset({"她"}): "wife_of"}
 
@@ -319,7 +325,8 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         return None  # 我姐的同学在华为上班: the classmate works there, someone the graph does not know
     if mine:
         term = mine.group("term")
-        return kin_of(ME, KIN[term][0], term)  # 我妈腰不好 回咸阳了: 我妈 went back, not I
+        # 我妈腰不好 回咸阳了: 我妈 went back, not I; 俺弟弟 is what a 俺-speaker calls him
+        return kin_of(ME, KIN[term][0], f"{clause[0]}{term}")
     theirs = _THEIR_KIN_AT_START.match(clause)
     if theirs and _ends_word(clause, theirs.end("term")):
         owner = pronoun(_PRONOUN_WORD[theirs.group("pron")]) if theirs.group("pron") else _person_named(
@@ -351,6 +358,10 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
     first = _first_word(clause)
     if first is None:
         return running
+    if first[0] in KIN and KIN[first[0]][0] in _BLOOD_AND_MARRIAGE and len(clause) > len(first[0]):
+        # 弟弟来上海出差, 婆婆来杭州: a relative's term said alone is the user's relative (one the graph knows by it,
+        # or one it holds no other of)
+        return kin_of(ME, KIN[first[0]][0], first[0])
     if first[0] in KIN or first[1] in _NAME_TAGS:
         return named(first[0])  # 表姐说… / 小雅下周一就去…
     if first[1].startswith("n") and not clause[len(first[0]):].startswith(("那边", "这边")) and \
@@ -439,6 +450,9 @@ def _described(candidate: str) -> organisations_zh.Placed | None:
 
 def _organisation(placed: organisations_zh.Placed) -> Ref:
     aliases = [placed.said] if placed.said != placed.name else []
+    if placed.said == "".join(placed.places) + placed.name:
+        # 浙江义乌小商品城 is also 义乌小商品城, as the user may say it next time
+        aliases += ["".join(placed.places[i:]) + placed.name for i in range(1, len(placed.places))]
     return named(placed.name, "organisation", *aliases)
 
 
@@ -514,7 +528,7 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
     came = _CAME_TO.search(clause)
     if came and subject is not ME and not _wished(clause, came.start()) and places_zh.is_place(came.group("place")):
         # 婆婆来杭州帮我们带娃: 来 is towards the one speaking, so the user is where someone else came to
-        found.append(Claim(ME, "lives_in", named(came.group("place"), "place")))
+        found.append(Claim(ME, "lives_in", named(came.group("place"), "place"), inferred=True))
     return found
 
 
@@ -597,6 +611,7 @@ def claims(text: str) -> list[Claim]:
     clauses = [clause for clause in _CLAUSES.split(text) if clause]
     described: tuple[Ref, str, organisations_zh.Placed] | None = None  # who works where, said without its name
     org_before: Ref | bool = False  # the clause before spoke of an organisation: the one, or True if unnamed
+    previous = ""
     for clause in clauses:
         where = _ORG_IS_AT.fullmatch(clause) if org_before is not False else None
         if where is not None:
@@ -616,6 +631,17 @@ def claims(text: str) -> list[Claim]:
             found += [Claim(org, "located_in", named(placed.places[-1], "place"))] if placed.places else []
             described = None
             continue
+        called = _CALLED.fullmatch(clause) if running is not None else None
+        person = _name_at(called.group("name")) if called is not None else None
+        if called is not None and person is not None and person == called.group("name") and _is_person_name(person):
+            # 她带来一个儿子，叫小宇，在长安中学读初三: 小宇 is her son, and what follows is about him
+            one = _ONE_OF.search(previous)
+            term = one.group("term") if one is not None else None
+            found.append(Claim(named(person, "person", *([term] if term else [])), KIN[term][0], running)
+                         if term is not None and running is not None else Claim(named(person, "person")))
+            running, previous = named(person, "person"), clause
+            continue
+        previous = clause
         another = _ANOTHER_NAME.match(clause)
         if another and running is not None and running.name and running.kind == "person" and \
                 another.group("name") not in KIN:
@@ -627,6 +653,8 @@ def claims(text: str) -> list[Claim]:
                 (somewhere := _described(work.group("org"))) is not None:
             described = (running, _VERB_KIND.get(work.group("verb"), "works_at"), somewhere)
         found += introduced
+        if running is not None and running.held is not None and running.owner is ME:
+            found.append(Claim(running))  # 弟弟来上海出差: the brother is someone, whatever else the clause says
         if running is not None:
             found += _relations(clause, running) + _endings(clause, running)
         orgs = [ref for claim in found[said_before:] for ref in (claim.object,) if ref is not None
