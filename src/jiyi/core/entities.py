@@ -136,14 +136,20 @@ class _Resolver:
         """The entity mentioned last that the pronoun can mean. With `sure` (a relation will be stated on it), one
         not mentioned in this message must be the only one that fits: "他姐陈蕾" two turns after the partner and one
         after the boss is either's sister, so neither's; "Fiona lives with her husband" is Fiona's."""
-        for entity_id in reversed(self.recent):
-            if entity_id in self.speakers or entity_id == other_end:
-                continue  # between named speakers, "she" is neither of them: they are "I" and "you"
-            if self.can_mean(word, entity_id):
-                if sure and entity_id not in self.here:
-                    return self.only_fit(word, other_end)
-                return entity_id
-        return None
+        fits = [entity_id for entity_id in reversed(self.recent) if entity_id not in self.speakers
+                and entity_id != other_end and self.can_mean(word, entity_id)]
+        # between named speakers, "she" is neither of them: they are "I" and "you"
+        if not fits:
+            return None
+        if sure and fits[0] not in self.here:
+            return self.only_fit(word, other_end)
+        gender = PRONOUN_KINDS[word][1]
+        if gender is not None and self.gender(fits[0]) is None:
+            # "Sam's mother, Linda, will join us; she lives in Milwaukee": of two said here, "she" is the one known
+            # to be a woman before the one whose gender nothing says
+            known = [e for e in fits if e in self.here and self.gender(e) == gender]
+            return known[0] if known else fits[0]
+        return fits[0]
 
     def can_mean(self, word: str, entity_id: str) -> bool:
         kind, gender = PRONOUN_KINDS[word]
