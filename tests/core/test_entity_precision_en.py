@@ -50,3 +50,13 @@ def test_she_is_the_one_known_to_be_a_woman_before_one_nothing_says_of() -> None
     graph, _ = run("My partner, Alex, works at a lab.", "Alex's mother, Rita, visits soon; she lives in Toledo.")
     assert ("Rita", "lives_in", "Toledo") in relations(graph)
     assert ("Alex", "lives_in", "Toledo") not in relations(graph)
+
+
+def test_a_month_is_no_place() -> None:
+    graph, _ = run("Pam's going to come up here in May instead")
+    assert not any(r[1] == "lives_in" for r in relations(graph))
+
+
+def test_a_capitalised_role_before_a_name_is_a_title() -> None:
+    graph, _ = run("Coach Williams is retiring and they want me as the new head coach")
+    assert not any(r[1] == "coach_of" for r in relations(graph))

@@ -106,3 +106,30 @@ def test_the_one_called_so_in_a_clause_of_its_own_is_whom_what_follows_is_about(
     assert ("小宇", "son_of", "林慧") in relations(graph)
     assert ("小宇", "attends", "长安中学") in relations(graph)
     assert not any(e.name.startswith("叫") for e in graph.entities.values())
+
+
+def test_a_word_after_a_term_is_a_persons_name_only_in_a_names_shape() -> None:
+    graph, _ = run("老婆高兴得很", "婆婆好心买了一箱芒果", "另外那个室友回家了", "老婆天天骂")
+    assert not {"高兴", "好心", "回家", "天天"} & {e.name for e in graph.entities.values()}
+    graph, _ = run("我养的狗叫年糕")
+    assert ("年糕", "pet_of", USER) in relations(graph)  # a pet is called by a word of the dictionary
+
+
+def test_what_is_not_so_is_not_stated() -> None:
+    graph, _ = run("五一的计划变了 不去云南了")
+    assert not any(r[1] == "lives_in" for r in relations(graph))
+
+
+def test_a_shop_ending_in_market_is_no_city() -> None:
+    graph, _ = run("我老婆在家门口超市当收银")
+    assert not any(r[1] == "lives_in" for r in relations(graph))
+
+
+def test_a_title_names_no_one() -> None:
+    graph, _ = run("有个学生写《我的父亲》，看得我半天没缓过来")
+    assert not relations(graph)
+
+
+def test_someone_known_by_a_surname_is_not_the_user() -> None:
+    graph, _ = run("又被我妈押去相亲了", "姓罗，在株洲中车当工程师，人挺老实")
+    assert not any(r[0] == USER and r[1] == "works_at" for r in relations(graph))

@@ -365,8 +365,11 @@ def _naming(sentence: str, lowercase: bool) -> list[Claim]:
             not _is_verb_form(start.group("name")):
         # "wife Sue does the books", "young dog Rua is useless": terse chat drops the "my". First: whom a sentence
         # opens with is named before a pronoun later in it ("grandson Jayden … living with his mum") is resolved.
-        claim = _term_claim(ME, start.group("term"), start.group("name"), start.group("term").lower())
-        if claim is not None:
+        term = start.group("term")
+        if term[0].isupper() and KIN.get(term.casefold(), ("", None))[0] in _ROLES:
+            # "Coach Williams is retiring", "Principal Okoye": a title said to anyone, not the user's coach
+            found.append(Claim(named(start.group("name"), "person")))
+        elif (claim := _term_claim(ME, term, start.group("name"), term.lower())) is not None:
             found.append(claim)
     for m in [*_NAME_IS_SAID.finditer(sentence), *_SOMEONE_NAMED.finditer(sentence)]:
         if _is_name(m.group("name")):
@@ -442,6 +445,7 @@ def _titled(sentence: str, m: re.Match[str]) -> str:
     return name + more.group() if more else name
 
 
+_ROLES = frozenset(("coach_of", "teacher_of", "boss_of", "advisor_of", "supervisor_of", "landlord_of", "caregiver_of"))
 _TITLES = frozenset(("professor", "prof", "dr", "doctor", "mr", "mrs", "ms", "miss", "coach"))
 _MORE_NAMES = re.compile(r"(?:\s+[A-Z][a-zA-Z'-]+){1,3}")
 # "her name is Priya", "his name's Tomás": someone named, whom the pronoun then means
@@ -700,4 +704,6 @@ def claims(text: str) -> list[Claim]:
     for sentence in sentences:
         said = _IM.sub("i'm", sentence) if lowercase else sentence  # "im a line cook at ..."
         found += _places_and_work(said, lowercase) + _endings(said)
-    return found
+    # "come up here in May": a month, a day or a holiday is when, not where (not_names.json lists them)
+    return [c for c in found if not any(ref is not None and ref.kind == "place" and ref.name is not None
+                                        and not_a_name_en(ref.name) for ref in (c.subject, c.object))]

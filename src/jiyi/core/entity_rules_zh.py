@@ -113,6 +113,8 @@ _LIVES_WITH = re.compile(r"(?:(?:跟|和|与)(?P<with>[\u4e00-\u9fffA-Za-z]{1,6}
 # 一家游戏公司, 那个厂: an organisation described, not named
 _SOME = ("一家", "一个", "一所", "一间", "那家", "这家", "那个", "这个", "某")
 _WISH = re.compile(r"想|打算|准备|考虑|希望|如果|要是|干脆|可能|劝|让|等(?:她|他|我|你|[^等]{0,4}来了)|将来")
+_TITLE = re.compile(r"《[^》]*》")
+_NEGATED = re.compile(r"(?:不|没有?|别|未)(?:再|会|想|要|能|用|打算)?$")
 _BROKE_UP = re.compile(r"分手|分了手|离婚")
 _DIED = re.compile(r"走了|去世|过世|死了|没了|离开了我们|埋了")
 _QUIT = re.compile(r"离职|辞职|裸辞|不干了|最后一天")
@@ -148,8 +150,9 @@ def _first_word(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _name_at(text: str) -> str | None:
-    """The name that starts `text`, if the segmentation says one does."""
+def _name_at(text: str, person: bool = False) -> str | None:
+    """The name that starts `text`, if the segmentation says one does; with `person`, a person's name in shape (a
+    pet is called 年糕 or 团子, words of the dictionary)."""
     first = _first_word(text)
     if first is None:
         return None
@@ -167,10 +170,15 @@ def _name_at(text: str) -> str | None:
         word = word[:2]  # 小绿会说话了: the dictionary took 会 into the name
     if word in _TIME_WORDS or not_a_name_zh(word) or word in KIN or word in PETS or word[0] in "我你他她它这那姓":
         return None
-    doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v"))  # 朵朵, 豆豆, 佳佳
+    doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v", "t"))  # 朵朵, 豆豆; not 天天
     if tag == "t" and word[0] not in "小阿老" and not doubled:
         return None  # 上个月, 暑假: a time (老周 is tagged one too, as "old week")
     if not doubled and tag.startswith(_NOT_NAME_TAGS) and tag not in _NAME_TAGS:
+        return None
+    if person and tag not in _NAME_TAGS and not doubled and word[0] not in "小阿老大" and (
+            word[0] not in entity_names_zh.SURNAMES or text[len(word):].startswith(("得", "地"))):
+        # 老婆高兴得很, 婆婆好心买了, 室友回家了: a word the dictionary does not call a name, after a term, is one
+        # only in a name's shape — a surname first (林果), a doubled nickname (妞妞), 小 / 阿 / 老 / 大 before one
         return None
     return word
 
@@ -260,7 +268,7 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
         owner, term = m.group("owner"), m.group("term")
         after_with = m.start() > 0 and clause[m.start() - 1] in "和跟陪给带"  # 和男朋友吃饭
         # 和男朋友吃饭: the one boyfriend, no name; 跟同桌林果去: a deskmate named 林果
-        name = None if after_with and owner is None and term in UNIQUE else _name_at(clause[m.end():])
+        name = None if after_with and owner is None and term in UNIQUE else _name_at(clause[m.end():], term in KIN)
         if after_with and name is not None and clause.endswith(name, m.end()) and m.end() + len(name) == len(clause):
             name = None  # 跟我哥合租: what follows "with my brother" to the clause's end is what they do, not his name
         named_owner = _named_owner(clause, m.start()) if owner is None else None
@@ -345,6 +353,8 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         return kin_of(ME, KIN[term][0], term)
     if clause.startswith(("我", "俺", "咱")):
         return ME
+    if clause.startswith("姓"):
+        return None  # 姓罗，在株洲中车当工程师: someone known by a surname, whom the graph cannot name
     if clause[0] in "他她它佢" and not clause.startswith(("他们", "她们")):
         if _owns_what_follows(clause):
             return None  # 她姐夫在上海, 他公司在滨江: about what is hers or his, which the graph does not hold
@@ -487,8 +497,9 @@ def _school(clause: str, subject: Ref) -> list[Claim]:
 
 
 def _wished(clause: str, start: int) -> bool:
-    """想让小宇去大理读高中, 打算搬到余杭: what someone wants or plans, not where anyone is."""
-    return _WISH.search(clause[:start]) is not None
+    """想让小宇去大理读高中, 打算搬到余杭: what someone wants or plans, not where anyone is; 不去云南了, 没搬到杭州:
+    what is not so."""
+    return _WISH.search(clause[:start]) is not None or _NEGATED.search(clause[:start]) is not None
 
 
 def _relations(clause: str, subject: Ref) -> list[Claim]:
@@ -596,6 +607,7 @@ def _endings(clause: str, subject: Ref) -> list[Claim]:
 
 
 def claims(text: str) -> list[Claim]:
+    text = _TITLE.sub(" ", text)  # 学生写《我的父亲》: a title names no one of the user's life
     found: list[Claim] = []
     for m in _COMPANY_NAMED.finditer(text):
         first = _first_word(m.group("place"))
