@@ -133,3 +133,13 @@ def test_a_title_names_no_one() -> None:
 def test_someone_known_by_a_surname_is_not_the_user() -> None:
     graph, _ = run("又被我妈押去相亲了", "姓罗，在株洲中车当工程师，人挺老实")
     assert not any(r[0] == USER and r[1] == "works_at" for r in relations(graph))
+
+
+def test_a_plan_goes_on_into_the_clause_it_opens() -> None:
+    graph, _ = run("打算直接找工作，去蓝鲸教育做课程研发")
+    assert not any(r[1] == "works_at" for r in relations(graph))
+
+
+def test_a_stay_this_time_is_a_visit() -> None:
+    graph, _ = run("男朋友下周又来北京，这次住我这边")
+    assert not any(r[1] == "lives_with" for r in relations(graph))

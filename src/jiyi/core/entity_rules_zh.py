@@ -98,9 +98,10 @@ _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
 _CAME_TO = re.compile(r"(?<![回出起过下上进原本后未将])来(?:了|到)?(?P<place>[\u4e00-\u9fff]{2,4}?)"
                       r"(?:了|帮|看|玩|住|找|陪|照顾|出差|工作|上班|读书|上学|$)")
 _IS_IN_AFTER = re.compile(r"(?:也|还|现在|一直|目前|都)?在(?P<place>[\u4e00-\u9fff]{2,4})$")
-# 她住我那儿, 住在我家: someone living at the user's home (住我这儿两天: a visit, not a home)
+# 她住我那儿, 住在我家: someone living at the user's home (住我这儿两天, 这次住我这边: a visit, not a home)
 _A_WHILE = r"(?:[一两二三四五六七八九十几半\d]+|几)(?:天|晚|夜|周|个?星期|个?礼拜|个月)"
-_AT_MINE = re.compile(r"住(?:在|到)?(?:我|我们|俺|俺们)(?:那儿|这儿|那里|这里|家|那|这)(?!附近|旁边|楼下|对面|隔壁)"
+_AT_MINE = re.compile(r"(?<!这次)(?<!这回)(?<!暂时)住(?:在|到)?(?:我|我们|俺|俺们)(?:那儿|这儿|那里|这里|家|那|这)"
+                      r"(?!附近|旁边|楼下|对面|隔壁)"
                       r"(?!.{0,3}?" + _A_WHILE + ")")
 _LATIN_PLACE = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)*")
 # 我女朋友小鹿也在深圳; 房子在宝安, 新家在滨江: a home is where one lives (not 老家在…: where one is from)
@@ -113,6 +114,8 @@ _LIVES_WITH = re.compile(r"(?:(?:跟|和|与)(?P<with>[\u4e00-\u9fffA-Za-z]{1,6}
 # 一家游戏公司, 那个厂: an organisation described, not named
 _SOME = ("一家", "一个", "一所", "一间", "那家", "这家", "那个", "这个", "某")
 _WISH = re.compile(r"想|打算|准备|考虑|希望|如果|要是|干脆|可能|劝|让|等(?:她|他|我|你|[^等]{0,4}来了)|将来")
+# What a clause opens with when it goes on with what the clause before planned (去…做, 搬到…)
+_GOES_ON = ("去", "搬", "到", "转到", "进", "考", "回")
 _TITLE = re.compile(r"《[^》]*》")
 _NEGATED = re.compile(r"(?:不|没有?|别|未)(?:再|会|想|要|能|用|打算)?$")
 _BROKE_UP = re.compile(r"分手|分了手|离婚")
@@ -624,6 +627,7 @@ def claims(text: str) -> list[Claim]:
     described: tuple[Ref, str, organisations_zh.Placed] | None = None  # who works where, said without its name
     org_before: Ref | bool = False  # the clause before spoke of an organisation: the one, or True if unnamed
     previous = ""
+    wished_before = False  # the clause before said a wish or a plan
     for clause in clauses:
         where = _ORG_IS_AT.fullmatch(clause) if org_before is not False else None
         if where is not None:
@@ -665,6 +669,9 @@ def claims(text: str) -> list[Claim]:
                 (somewhere := _described(work.group("org"))) is not None:
             described = (running, _VERB_KIND.get(work.group("verb"), "works_at"), somewhere)
         found += introduced
+        if wished_before and clause.startswith(_GOES_ON):
+            continue  # 打算直接找工作，去教育科技公司做课程研发: the plan goes on into the clause it opens
+        wished_before = _WISH.search(clause) is not None
         if running is not None and running.held is not None and running.owner is ME:
             found.append(Claim(running))  # 弟弟来上海出差: the brother is someone, whatever else the clause says
         if running is not None:
