@@ -143,3 +143,17 @@ def test_a_plan_goes_on_into_the_clause_it_opens() -> None:
 def test_a_stay_this_time_is_a_visit() -> None:
     graph, _ = run("男朋友下周又来北京，这次住我这边")
     assert not any(r[1] == "lives_with" for r in relations(graph))
+
+
+def test_the_boss_said_alone_after_another_organisation_is_its_boss() -> None:
+    graph, _ = run("Kopi Lab开了第二间分店 老板又找我画墙画")
+    assert not any(r[1] == "boss_of" for r in relations(graph))
+    graph, _ = run("下周一入职熊猫传媒做运营 老板姓邓")
+    assert any(r[1] == "boss_of" and r[2] == USER for r in relations(graph))
+    graph, _ = run("组长老周人倒是挺好 今天还帮我挡了一次锅")
+    assert ("老周", "boss_of", USER) in relations(graph)
+
+
+def test_a_common_noun_after_to_live_at_is_no_place() -> None:
+    graph, _ = run("孫女入學了，住在學校宿舍")
+    assert not any(r[1] == "lives_in" for r in relations(graph))

@@ -325,6 +325,11 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
     return found
 
 
+def _is_bare_boss(claim: Claim) -> bool:
+    """老板 said without whose: the claim the term alone makes (我老板 says whose)."""
+    return claim.relation == "boss_of" and claim.object is ME and claim.subject.alias_forms() == [claim.subject.name]
+
+
 def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Ref | None:
     """Who a clause is about: whom it introduces, whom it starts with (我妈…, 阿Mei…, 他…), else the subject before
     it. None: a thing the user does not know as a person (饭馆搬到槐荫区了): nothing the clause says is the user's."""
@@ -526,7 +531,8 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
     if lives and not _wished(clause, lives.start()):
         first = _first_word(lives.group("rest"))
         if first is not None and first[0] not in _NOT_PLACES and len(first[0]) >= 2 and \
-                (first[1].startswith(("ns", "nr", "nz", "n")) or _LATIN_PLACE.fullmatch(first[0])):
+                (first[1].startswith(("ns", "nr", "nz")) or places_zh.is_place(first[0])
+                 or _LATIN_PLACE.fullmatch(first[0])):
             found.append(Claim(subject, "lives_in", named(first[0], "place")))
     shared = _LIVES_WITH.search(clause)
     if shared and not _wished(clause, shared.start()):
@@ -628,6 +634,7 @@ def claims(text: str) -> list[Claim]:
     org_before: Ref | bool = False  # the clause before spoke of an organisation: the one, or True if unnamed
     previous = ""
     wished_before = False  # the clause before said a wish or a plan
+    org_said = False  # a clause before spoke of an organisation
     for clause in clauses:
         where = _ORG_IS_AT.fullmatch(clause) if org_before is not False else None
         if where is not None:
@@ -664,6 +671,10 @@ def claims(text: str) -> list[Claim]:
             found.append(Claim(named(running.name, "person", another.group("name"))))
             continue
         introduced = _naming(clause, text)
+        if org_said and not any(c.subject is ME and c.relation in ("works_at", "interns_at") for c in found):
+            # 阿杰嗰间公司叫顺通物流，老板系佢表哥 / Kopi Lab开了分店 老板又找我画墙画: after an organisation that
+            # is not the user's job, 老板 said alone is its boss
+            introduced = [c for c in introduced if not _is_bare_boss(c)]
         running = _subject_of(clause, running, introduced)
         if running is not None and (work := _WORK.search(clause)) and not _wished(clause, work.start()) and \
                 (somewhere := _described(work.group("org"))) is not None:
@@ -678,6 +689,7 @@ def claims(text: str) -> list[Claim]:
             found += _relations(clause, running) + _endings(clause, running)
         orgs = [ref for claim in found[said_before:] for ref in (claim.object,) if ref is not None
                 and ref.kind == "organisation"]
+        org_said = org_said or bool(orgs) or _SPEAKS_OF_AN_ORG.search(clause) is not None
         called = _CALLED.fullmatch(clause)
         if called is not None and org_before is not False:
             org_before = named(called.group("name"), "organisation")  # 一家新媒体公司 叫熊猫传媒 (在高新区)
