@@ -60,3 +60,8 @@ def test_a_month_is_no_place() -> None:
 def test_a_capitalised_role_before_a_name_is_a_title() -> None:
     graph, _ = run("Coach Williams is retiring and they want me as the new head coach")
     assert not any(r[1] == "coach_of" for r in relations(graph))
+
+
+def test_been_before_the_verb_still_says_where() -> None:
+    graph, _ = run("I'm from Leeds originally but I've been living in Bristol for a while now.")
+    assert (USER, "lives_in", "Bristol") in relations(graph)

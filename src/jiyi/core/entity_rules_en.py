@@ -139,7 +139,7 @@ _SUBJECT = (r"(?:(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|I|i|we|We|he|He|she
             r"(?P<subj2>(?:\s*,\s*[A-Z][a-zA-Z-]+)*\s+(?:and|&)\s+(?:" + _KIN_SUBJECT + r"|[A-Z][a-zA-Z-]+|"
             r"(?i:the|our|their)\s+[a-z]+))?"
             r"(?:'s|'re|'m|'ve|\s+is|\s+are|\s+am|\s+was|\s+has|\s+have|\s+had|\s+just|\s+also|\s+now|\s+finally|"
-            r"\s+recently|\s+still|\s+currently|\s+already|\s+officially)*\s+"
+            r"\s+recently|\s+still|\s+currently|\s+already|\s+officially|\s+been)*\s+"
             r"|(?P<after_and>(?<=\band\s))"
             r"|^(?!(?i:my|our|his|her|their|your|its|the|a|an|this|that|these|those)\b)"
             r"(?:(?i:just|finally|officially|recently|now)\s+)?)")
