@@ -10,7 +10,7 @@ kept between turns. Then, per language:
   is the labelled entity's name or one of its aliases, case-folded) and recall (the share of labelled entities found);
 - relations: (source, relation, target) against the labelled ones, whenever stated; symmetric relations
   (friend_of, lives_with, ...) without regard to direction, girlfriend_of / boyfriend_of / partner_of as one and
-  fiance_of / fiancee_of as one (the set's own scoring suggestion);
+  fiance_of / fiancee_of as one (the set's own scoring suggestion), either way round too (one couple);
 - closed: of the labelled relations that end and were found, the share found ended.
 
 With --retrieval, each user's turns are also added to a Memory (offline extraction, a SQLite store in a temporary
@@ -56,7 +56,9 @@ Triple = tuple[str, str, str]
 
 def normal(source: str, relation: str, target: str) -> Triple:
     relation = SAME.get(relation, relation)
-    if relation in SYMMETRIC and target < source:
+    # girlfriend_of, boyfriend_of and partner_of as one (fiancée and fiancé too) say the same couple either way round:
+    # "Grace fiancee_of Minsoo" is "Minsoo fiance_of Grace"
+    if (relation in SYMMETRIC or relation in SAME.values()) and target < source:
         source, target = target, source
     return source, relation, target
 

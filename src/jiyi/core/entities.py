@@ -105,6 +105,7 @@ class _Resolver:
     here: set[str] = field(default_factory=set)  # entity ids this message mentions (by name, or by creating them)
     in_message: bool = False  # past the earlier messages: what is noted now is mentioned here
     folded: dict[str, str] = field(default_factory=dict)  # created in this message -> the one it turned out to be
+    opened: list[GraphRelation] = field(default_factory=list)  # relations this message states for the first time
 
     # --- finding entities ----------------------------------------------------------------------------------
 
@@ -135,14 +136,20 @@ class _Resolver:
         """The entity mentioned last that the pronoun can mean. With `sure` (a relation will be stated on it), one
         not mentioned in this message must be the only one that fits: "他姐陈蕾" two turns after the partner and one
         after the boss is either's sister, so neither's; "Fiona lives with her husband" is Fiona's."""
-        for entity_id in reversed(self.recent):
-            if entity_id in self.speakers or entity_id == other_end:
-                continue  # between named speakers, "she" is neither of them: they are "I" and "you"
-            if self.can_mean(word, entity_id):
-                if sure and entity_id not in self.here:
-                    return self.only_fit(word, other_end)
-                return entity_id
-        return None
+        fits = [entity_id for entity_id in reversed(self.recent) if entity_id not in self.speakers
+                and entity_id != other_end and self.can_mean(word, entity_id)]
+        # between named speakers, "she" is neither of them: they are "I" and "you"
+        if not fits:
+            return None
+        if sure and fits[0] not in self.here:
+            return self.only_fit(word, other_end)
+        gender = PRONOUN_KINDS[word][1]
+        if gender is not None and self.gender(fits[0]) is None:
+            # "Sam's mother, Linda, will join us; she lives in Milwaukee": of two said here, "she" is the one known
+            # to be a woman before the one whose gender nothing says
+            known = [e for e in fits if e in self.here and self.gender(e) == gender]
+            return known[0] if known else fits[0]
+        return fits[0]
 
     def can_mean(self, word: str, entity_id: str) -> bool:
         kind, gender = PRONOUN_KINDS[word]
@@ -188,8 +195,9 @@ class _Resolver:
             known = self.add(GraphEntity(ref.kind, ref.name, unique_forms([ref.name, *ref.alias_forms(), *familiar])))
             if guess:
                 self.guessed.add(known.id)
-        elif ref.alias and all(a.casefold() != f.casefold() for a in ref.alias_forms()
-                               for f in known.surface_forms()):
+        elif ref.alias and any(all(a.casefold() != f.casefold() for f in known.surface_forms())
+                               for a in ref.alias_forms()):
+            # "跟爸妈说了" made 爸; "我爸没说话" adds 我爸 — each form the user says is one a search may name
             known.aliases = unique_forms([*known.aliases, *ref.alias_forms()])
             self.touched[known.id] = known
         self.note(known.id)
@@ -238,6 +246,8 @@ class _Resolver:
         sister" is not made a second one: that one is found by her words or not at all."""
         term = said.removeprefix("my ").removeprefix("our ")
         mine = f"my {term}" if said != term or term.isascii() else f"我{term}"
+        if said[:1] in ("我", "俺", "咱") and said[1:] in entity_rules_zh.KIN:
+            term, mine = said[1:], said  # 俺弟弟: 弟弟, and as the user says it
         relative = self.add(GraphEntity("person", term, unique_forms([term, mine])))
         self.state(relative.id, held, USER)
         return relative.id
@@ -357,8 +367,15 @@ class _Resolver:
             return
         if relation in SINGLE_VALUED:
             for old in self.current(source, relation, None):
-                self.close(old)
+                if any(old is r for r in self.opened):
+                    # 表哥到新疆了 在喀什: the second place of one message says where the first did, more closely;
+                    # a relation this message opened and closes never held
+                    self.graph.relations.remove(old)
+                    self.change.relations = [r for r in self.change.relations if r is not old]
+                else:
+                    self.close(old)
         new = GraphRelation(source, relation, target, valid_at=self.when)
+        self.opened.append(new)
         self.graph.relations.append(new)
         self.touch(new)
 
@@ -502,6 +519,8 @@ def extract_change(text: str, graph: Graph, recent_texts: Sequence[str], when: d
         elif claim.relation == "lives_with" and obj is not None and USER not in (subject, obj) and \
                 resolver.couples(subject, obj):
             continue  # "Fiona lives in Aberdeen with her husband": a couple's home is one; the couple says so
+        elif claim.inferred and resolver.current(subject, claim.relation, None):
+            continue
         elif obj is not None:
             resolver.state(subject, claim.relation, obj)
     resolver.infer_workplaces()

@@ -51,3 +51,6 @@ class Claim:
     relation: str | None = None
     object: Ref | None = None
     ends: bool = False
+    # Read between the lines, not said ("婆婆来杭州": the user lives in 杭州): stated only when the graph holds no
+    # current one of the relation for the subject, so that what was said (住在徐汇) is not replaced by a guess
+    inferred: bool = False

@@ -20,11 +20,11 @@ from jiyi.core.entity_claims import Claim, named
 from jiyi.core.not_names import not_a_name_zh
 
 # The hundred most common surnames (bar 向 and 于, which are prepositions far more often: 向老师请教).
-_SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程苏魏吕丁任沈"
-             "姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔汤")
+SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程苏魏吕丁任沈"
+            "姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔汤")
 _ADDRESS = ("阿姨", "叔叔", "老师", "师傅", "医生", "大夫", "经理", "主任", "教练", "律师",
             "姐", "哥", "姨", "叔", "总")
-_BY_FORM = re.compile(rf"老[{_SURNAMES}]|[{_SURNAMES}](?:{'|'.join(_ADDRESS)})")
+_BY_FORM = re.compile(rf"老[{SURNAMES}]|[{SURNAMES}](?:{'|'.join(_ADDRESS)})")
 _ALL_HAN = re.compile(r"[\u4e00-\u9fff]+")
 _LITTLE = re.compile(r"[小阿][\u4e00-\u9fff]")
 _WITH = "和跟陪找约带给问请帮"  # not 叫: 托班叫小橡树, 狗叫小白 name things and pets as often as people
@@ -85,7 +85,7 @@ def claims(clause: str) -> list[Claim]:
 def familiar_forms(name: str) -> list[str]:
     """What family call someone with a full Chinese name: the given name (王秀兰 → 秀兰) or, for a single-character
     one, that character and 儿 (陈静 → 静儿, as a parent says it). Only for a common surname and a name all Han."""
-    if not 2 <= len(name) <= 3 or name[0] not in _SURNAMES or not _ALL_HAN.fullmatch(name) or \
+    if not 2 <= len(name) <= 3 or name[0] not in SURNAMES or not _ALL_HAN.fullmatch(name) or \
             _BY_FORM.fullmatch(name):  # 王姐, 老李: a form of address, not a given name
         return []
     given = name[1:]

@@ -75,9 +75,13 @@ _NAME = r"[A-Z][a-zA-Z'-]+|[a-z][a-z'-]+"
 _KIN_TERMS = "|".join(sorted((re.escape(k) for k in KIN), key=len, reverse=True))
 _PET_TERMS = "|".join(sorted((re.escape(k) for k in PETS), key=len, reverse=True))
 _THING_TERMS = "|".join(re.escape(k) for k in THINGS)
+# "kid" before a sibling is an adjective: "my kid sis Chioma" is a younger sister, not a child called sis
 _ADJECTIVES = r"(?:(?:older|younger|little|big|baby|twin|old|new|late|dear|elder|eldest|youngest|lovely|" \
-              r"step|half|african grey|rescue|first|second|current|lil|young)\s+)*"
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+|\s+-\s+|,\s+(?=(?:and|but|so)\b)")
+              r"step|half|african grey|rescue|first|second|current|lil|young|" \
+              r"kid(?=\s+(?:sis|sister|bro|brother)\b))\s+)*"
+# not after an abbreviation that a name follows ("from St. Boniface", "Dr. Okafor"): no sentence ends there
+_SENTENCES = re.compile(r"(?<=[.!?;])(?<!\bSt\.)(?<!\bMt\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)"
+                        r"(?<!\bProf\.)\s+|\n+|\s+-\s+|,\s+(?=(?:and|but|so)\b)")
 
 # Whose the term is: mine, a pronoun's ("her husband Tom"), or a chain through a term of mine ("my sister's
 # husband Tom", "my older brother's girlfriend").
@@ -102,6 +106,9 @@ _MY_TERM_IS_NAME = re.compile(
     r"(?:['’]s\s+name\s+is|\s+is\s+(?:called|named)|,?\s+(?:named|called)|\s+is)\s+(?P<name>(?-i:[A-Z][a-zA-Z-]+))\b(?!['’-])",
     _I)
 # "I have a sister named Priya", "we just adopted a kitten called Miso", "I've got a new roommate, Jess"
+# "seeing a guy named Marc", "this girl called Aoife": someone introduced by a name, whom a pronoun then means
+_SOMEONE_NAMED = re.compile(r"\b(?i:a|an|this|some|that)\s+(?:[a-z]+\s+)?(?i:guy|girl|man|woman|lady|bloke|dude|"
+                            r"fella|chap|boy|lad|lass)\s+(?i:named|called)\s+(?P<name>[A-Z][a-zA-Z-]+)\b")
 _HAVE_A_TERM_NAMED = re.compile(
     r"\b(?P<who>I|we|We|i)\s+(?:\w+\s+){0,2}?(?:have|had|got|adopted|rescued|brought\s+home|met|getting|'ve\s+got)\s+"
     r"(?:a|an|another)\s+(?P<adj>(?i:" + _ADJECTIVES + r"))(?P<term>(?i:" + _KIN_TERMS + "|" + _PET_TERMS + r"))"
@@ -132,7 +139,7 @@ _SUBJECT = (r"(?:(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|I|i|we|We|he|He|she
             r"(?P<subj2>(?:\s*,\s*[A-Z][a-zA-Z-]+)*\s+(?:and|&)\s+(?:" + _KIN_SUBJECT + r"|[A-Z][a-zA-Z-]+|"
             r"(?i:the|our|their)\s+[a-z]+))?"
             r"(?:'s|'re|'m|'ve|\s+is|\s+are|\s+am|\s+was|\s+has|\s+have|\s+had|\s+just|\s+also|\s+now|\s+finally|"
-            r"\s+recently|\s+still|\s+currently|\s+already|\s+officially)*\s+"
+            r"\s+recently|\s+still|\s+currently|\s+already|\s+officially|\s+been)*\s+"
             r"|(?P<after_and>(?<=\band\s))"
             r"|^(?!(?i:my|our|his|her|their|your|its|the|a|an|this|that|these|those)\b)"
             r"(?:(?i:just|finally|officially|recently|now)\s+)?)")
@@ -150,13 +157,15 @@ _ORG_NOUNS = (r"(?:company|startup|start-up|firm|fintech|agency|school|cafe|caf�
               r"center|lab|team|band|brand|business)")
 _ORG = (r"(?:(?i:the)\s+|(?i:a|an)\s+(?:[\w-]+\s+){0,2}?" + _ORG_NOUNS + r"\s+(?:(?i:called|named)\s+)?)?"
         r"(?P<org>(?:[A-Z][\w&'.-]*|&)(?:\s+(?:[A-Z][\w&'.-]*|&|of))*)")
+# "started at the Bangalore office": a name before one of these is where a branch is as often as whose it is
+_NOT_BEFORE_A_BRANCH = r"\b(?!\s+(?i:office|branch|campus|site|location|outlet|plant|warehouse)\b)"
 _PLACE = r"(?P<place>[A-Z][a-zA-Z.-]+(?:\s+[A-Z][a-zA-Z.-]+)*)"
 _WORKS = re.compile(
     _SUBJECT + r"(?P<verb>(?i:(?:work|works|worked|working|temping|interning|volunteer|volunteers|volunteering|teach|"
     r"teaches|teaching|taught|(?:picked up\s+)?(?:extra\s+)?shifts?|(?:got\s+)?(?:a\s+)?(?:new\s+)?job)\s+"
     r"(?:[\w-]+\s+){0,3}?"
-    r"|(?:started|starting|hired)\s+(?:work(?:ing)?\s+)?))(?:at|for|with)\s+" + _ORG)
-_SHIFT_AT = re.compile(r"\b(?i:shift|shifts|rotation|placement)\s+at\s+" + _ORG)
+    r"|(?:started|starting|hired)\s+(?:work(?:ing)?\s+)?))(?:at|for|with)\s+" + _ORG + _NOT_BEFORE_A_BRANCH)
+_SHIFT_AT = re.compile(r"\b(?i:shift|shifts|rotation|placement)\s+at\s+" + _ORG + _NOT_BEFORE_A_BRANCH)
 _ORG_CONTACT = re.compile(r"\b(?:offer|recruiter|interview|role|position|call|email)\s+(?:\w+\s+){0,2}?"
                           r"(?:from|at|with)\s+" + _ORG)
 _EMPLOYER = re.compile(r"\b(?P<owner>(?i:my|his|her|their|our))\s+(?i:firm|company|employer|office|practice|agency|"
@@ -177,7 +186,7 @@ _PARENT_START = re.compile(r"^(?P<name>" + "|".join(PARENT_NAMES) + r")\s+(?:cal
 _MY_TERM_ALONE = re.compile(r"\b(?P<owner>my|our)\s+(?P<term>" + "|".join(sorted(map(re.escape, UNIQUE), key=len,
                                                                                     reverse=True)) + r")\b", _I)
 # Also a lowercase word ("first day at amazon"): then only an organisation the graph already knows is meant.
-_ORG_ANY_CASE = r"(?:(?i:the)\s+)?(?P<org>[A-Za-z][\w&'.-]*(?:\s+[A-Z][\w&'.-]*)*)"
+_ORG_ANY_CASE = r"(?:(?i:the)\s+)?(?P<org>[A-Za-z][\w&'.-]*(?:\s+[A-Z][\w&'.-]*)*)" + _NOT_BEFORE_A_BRANCH
 _FIRST_DAY = re.compile(r"\b(?i:first\s+(?:day|week)|started|starting)\s+(?i:at|with)\s+" + _ORG_ANY_CASE)
 _LAST_DAY = re.compile(r"\b(?i:last\s+day\s+at|quit(?:ting)?|left|leaving|resigned\s+from|handed\s+in\s+(?:my\s+)?"
                        r"notice\s+at)\s+" + _ORG)
@@ -351,8 +360,24 @@ def _introduce(owner_words: str, adjectives: str, term: str, name: str, died: bo
 def _naming(sentence: str, lowercase: bool) -> list[Claim]:
     found: list[Claim] = []
     named_at: set[int] = set()
+    start = _TERM_NAME_START.match(sentence)
+    if start and _is_name(start.group("name")) and (lowercase or start.group("name")[0].isupper()) and \
+            not _is_verb_form(start.group("name")):
+        # "wife Sue does the books", "young dog Rua is useless": terse chat drops the "my". First: whom a sentence
+        # opens with is named before a pronoun later in it ("grandson Jayden … living with his mum") is resolved.
+        term = start.group("term")
+        if term[0].isupper() and KIN.get(term.casefold(), ("", None))[0] in _ROLES:
+            # "Coach Williams is retiring", "Principal Okoye": a title said to anyone, not the user's coach
+            found.append(Claim(named(start.group("name"), "person")))
+        elif (claim := _term_claim(ME, term, start.group("name"), term.lower())) is not None:
+            found.append(claim)
+    for m in [*_NAME_IS_SAID.finditer(sentence), *_SOMEONE_NAMED.finditer(sentence)]:
+        if _is_name(m.group("name")):
+            found.append(Claim(named(m.group("name"), "person")))  # "her name is Priya, she's a CA …"
     for m in _MY_TERM_NAME.finditer(sentence):
         name = _POSSESSIVE_S.sub("", m.group("name"))
+        if name.islower() and _is_verb_form(name):
+            continue  # "our kid started basic": a verb, lowercase as a lowercase writer's names are
         if not _is_name(name) or (name.islower() and not lowercase):
             continue  # "my aunt believed in me", "my car broke": a writer who capitalises would write a name so
         if name.islower() and _PREPOSITION_AFTER.match(sentence, m.end()):
@@ -374,8 +399,9 @@ def _naming(sentence: str, lowercase: bool) -> list[Claim]:
             found += [c for c in _introduce(m.group("owner"), m.group("adj"), m.group("term"), m.group("name"))
                       if c.relation != "owns"]
     for m in _MY_TERM_IS_NAME.finditer(sentence):
-        if _is_name(m.group("name")):
-            found += _introduce(m.group("owner"), m.group("adj"), m.group("term"), m.group("name"))
+        name = _titled(sentence, m)
+        if _is_name(name):
+            found += _introduce(m.group("owner"), m.group("adj"), m.group("term"), name)
     for m in _HAVE_A_TERM_NAMED.finditer(sentence):
         if _is_name(m.group("name")):
             found += _introduce("my", m.group("adj"), m.group("term"), m.group("name"))
@@ -400,15 +426,30 @@ def _naming(sentence: str, lowercase: bool) -> list[Claim]:
             # ("my partner on the green", "my manager at tjs"): not the one partner or boss of the user's life
         term = m.group("term").casefold()
         found.append(Claim(named(term, "person", alias), KIN[term][0], ME))
-    start = _TERM_NAME_START.match(sentence)
-    if start and _is_name(start.group("name")) and (lowercase or start.group("name")[0].isupper()):
-        # "wife Sue does the books", "young dog Rua is useless": terse chat drops the "my"
-        claim = _term_claim(ME, start.group("term"), start.group("name"), start.group("term").lower())
-        if claim is not None:
-            found.append(claim)
     return found
 
 
+def _is_verb_form(word: str) -> bool:
+    """A lowercase word of five letters or more ending as a past or a present participle does ("started",
+    "visiting"): not a name, which in a lowercase writer's text looks no different."""
+    return word.islower() and len(word) >= 5 and word.endswith(("ed", "ing"))
+
+
+def _titled(sentence: str, m: re.Match[str]) -> str:
+    """The name a pattern matched, with the names after it when it is a title ("my advisor is Professor Helen Cho":
+    Professor Helen Cho, not Professor)."""
+    name = m.group("name")
+    if name.casefold().rstrip(".") not in _TITLES:
+        return name
+    more = _MORE_NAMES.match(sentence, m.end("name"))
+    return name + more.group() if more else name
+
+
+_ROLES = frozenset(("coach_of", "teacher_of", "boss_of", "advisor_of", "supervisor_of", "landlord_of", "caregiver_of"))
+_TITLES = frozenset(("professor", "prof", "dr", "doctor", "mr", "mrs", "ms", "miss", "coach"))
+_MORE_NAMES = re.compile(r"(?:\s+[A-Z][a-zA-Z'-]+){1,3}")
+# "her name is Priya", "his name's Tomás": someone named, whom the pronoun then means
+_NAME_IS_SAID = re.compile(r"\b(?i:his|her|their)\s+name(?:\s+is|['’]s)\s+(?P<name>[A-Z][a-zA-Z-]+)\b")
 _CAPITAL_BEFORE = re.compile(r"(?:(?P<word>[A-Z][\w.'-]*)|&)\s+$")
 _LIVES_AT_HOME = re.compile(r"\b(?:live|lives|living|lived|settled)\b", _I)
 
@@ -663,4 +704,6 @@ def claims(text: str) -> list[Claim]:
     for sentence in sentences:
         said = _IM.sub("i'm", sentence) if lowercase else sentence  # "im a line cook at ..."
         found += _places_and_work(said, lowercase) + _endings(said)
-    return found
+    # "come up here in May": a month, a day or a holiday is when, not where (not_names.json lists them)
+    return [c for c in found if not any(ref is not None and ref.kind == "place" and ref.name is not None
+                                        and not_a_name_en(ref.name) for ref in (c.subject, c.object))]

@@ -55,7 +55,11 @@ UNIQUE = frozenset("妈 妈妈 老妈 母亲 爸 爸爸 老爸 父亲 老公 丈
 PETS = tuple("橘猫 猫咪 小猫 猫 狗狗 小狗 狗 柯基 金毛 泰迪 柴犬 哈士奇 拉布拉多 边牧 比熊 布偶 英短 美短 鹦鹉 八哥 "
               "仓鼠 兔子 乌龟 金鱼 鱼 龙猫 刺猬".split())
 # Tags of a word that cannot be a name: verbs, adverbs, prepositions, pronouns, conjunctions, particles, numbers.
-_NOT_NAME_TAGS = ("v", "d", "p", "r", "c", "u", "m", "x", "y", "e", "a", "f", "q")
+_NOT_NAME_TAGS = ("v", "d", "p", "r", "c", "u", "m", "x", "y", "e", "a", "f", "q", "l", "i")
+# Roles held towards whoever the sentence is about: 班主任, 房东 said without 我 are a child's teacher, a relative's
+# landlord as often as the user's, so only 我的班主任 makes one the user's. (A boss said alone is the user's far more
+# often: 组长老周人挺好.)
+_ROLES = frozenset({"teacher_of", "advisor_of", "landlord_of", "coach_of"})
 _NAME_TAGS = ("nr", "nrt", "nrfg", "nz", "eng")
 _PERSON_TAGS = ("nr", "nrt", "nrfg")
 _TIME_WORDS = frozenset("今天 明天 昨天 后天 现在 最近 刚才 刚刚 早上 晚上 下午 上午 中午 周末 今年 去年 明年 "
@@ -94,8 +98,11 @@ _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
 _CAME_TO = re.compile(r"(?<![回出起过下上进原本后未将])来(?:了|到)?(?P<place>[\u4e00-\u9fff]{2,4}?)"
                       r"(?:了|帮|看|玩|住|找|陪|照顾|出差|工作|上班|读书|上学|$)")
 _IS_IN_AFTER = re.compile(r"(?:也|还|现在|一直|目前|都)?在(?P<place>[\u4e00-\u9fff]{2,4})$")
-# 她住我那儿, 住在我家: someone living at the user's home
-_AT_MINE = re.compile(r"住(?:在|到)?(?:我|我们|俺|俺们)(?:那儿|这儿|那里|这里|家|那|这)(?!附近|旁边|楼下|对面|隔壁)")
+# 她住我那儿, 住在我家: someone living at the user's home (住我这儿两天, 这次住我这边: a visit, not a home)
+_A_WHILE = r"(?:[一两二三四五六七八九十几半\d]+|几)(?:天|晚|夜|周|个?星期|个?礼拜|个月)"
+_AT_MINE = re.compile(r"(?<!这次)(?<!这回)(?<!暂时)住(?:在|到)?(?:我|我们|俺|俺们)(?:那儿|这儿|那里|这里|家|那|这)"
+                      r"(?!附近|旁边|楼下|对面|隔壁)"
+                      r"(?!.{0,3}?" + _A_WHILE + ")")
 _LATIN_PLACE = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)*")
 # 我女朋友小鹿也在深圳; 房子在宝安, 新家在滨江: a home is where one lives (not 老家在…: where one is from)
 _IS_IN = re.compile(r"(?:^|也|还|现在|一直|目前|都|房子|(?<!老)家)在(?P<place>[\u4e00-\u9fff]{2,4})$")
@@ -107,6 +114,10 @@ _LIVES_WITH = re.compile(r"(?:(?:跟|和|与)(?P<with>[\u4e00-\u9fffA-Za-z]{1,6}
 # 一家游戏公司, 那个厂: an organisation described, not named
 _SOME = ("一家", "一个", "一所", "一间", "那家", "这家", "那个", "这个", "某")
 _WISH = re.compile(r"想|打算|准备|考虑|希望|如果|要是|干脆|可能|劝|让|等(?:她|他|我|你|[^等]{0,4}来了)|将来")
+# What a clause opens with when it goes on with what the clause before planned (去…做, 搬到…)
+_GOES_ON = ("去", "搬", "到", "转到", "进", "考", "回")
+_TITLE = re.compile(r"《[^》]*》")
+_NEGATED = re.compile(r"(?:不|没有?|别|未)(?:再|会|想|要|能|用|打算)?$")
 _BROKE_UP = re.compile(r"分手|分了手|离婚")
 _DIED = re.compile(r"走了|去世|过世|死了|没了|离开了我们|埋了")
 _QUIT = re.compile(r"离职|辞职|裸辞|不干了|最后一天")
@@ -142,8 +153,9 @@ def _first_word(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _name_at(text: str) -> str | None:
-    """The name that starts `text`, if the segmentation says one does."""
+def _name_at(text: str, person: bool = False) -> str | None:
+    """The name that starts `text`, if the segmentation says one does; with `person`, a person's name in shape (a
+    pet is called 年糕 or 团子, words of the dictionary)."""
     first = _first_word(text)
     if first is None:
         return None
@@ -161,10 +173,15 @@ def _name_at(text: str) -> str | None:
         word = word[:2]  # 小绿会说话了: the dictionary took 会 into the name
     if word in _TIME_WORDS or not_a_name_zh(word) or word in KIN or word in PETS or word[0] in "我你他她它这那姓":
         return None
-    doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v"))  # 朵朵, 豆豆, 佳佳
+    doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v", "t"))  # 朵朵, 豆豆; not 天天
     if tag == "t" and word[0] not in "小阿老" and not doubled:
         return None  # 上个月, 暑假: a time (老周 is tagged one too, as "old week")
     if not doubled and tag.startswith(_NOT_NAME_TAGS) and tag not in _NAME_TAGS:
+        return None
+    if person and tag not in _NAME_TAGS and not doubled and word[0] not in "小阿老大" and (
+            word[0] not in entity_names_zh.SURNAMES or text[len(word):].startswith(("得", "地"))):
+        # 老婆高兴得很, 婆婆好心买了, 室友回家了: a word the dictionary does not call a name, after a term, is one
+        # only in a name's shape — a surname first (林果), a doubled nickname (妞妞), 小 / 阿 / 老 / 大 before one
         return None
     return word
 
@@ -183,6 +200,9 @@ def _named_owner(clause: str, start: int) -> Ref | None:
     """陈蕾的男朋友: the name before 的, as the graph may know it."""
     if start < 3 or clause[start - 1] != "的":
         return None
+    latin = _LATIN_OWNER.search(clause, 0, start - 1)
+    if latin is not None:
+        return named(latin.group())  # 阿May的老公, Kevin的女朋友
     words = [w for w in rjieba.cut(clause[:start - 1]) if w.strip()]
     if words and 2 <= len(words[-1]) <= 3 and _HAN.fullmatch(words[-1]) and words[-1] not in KIN:
         return named(words[-1])
@@ -212,8 +232,19 @@ _ANOTHER_NAME = re.compile(r"^(?:小名|大名|外号|昵称|网名|英文名|�
                            r"(?P<name>[A-Za-z][A-Za-z'-]+|[\u4e00-\u9fff]{2,3})$")
 _LITTLE_NAME_AT_START = re.compile(r"^[小阿](?:[A-Za-z]+|[\u4e00-\u9fff])")
 _LITTLE_LATIN = re.compile(r"[小阿][A-Za-z]+")
+_LATIN_OWNER = re.compile(r"(?:[小阿老]?[A-Za-z][A-Za-z'-]*)$")
 # 我的小店… / 我家的车…: the user's thing is the subject, not the user (我家 alone is the user's home: 我家在…)
 _MY_THING_AT_START = re.compile(r"^(?:我|俺|咱)的")
+_MY_DESCRIBED = re.compile(r"(?:我|俺|咱)(?:的)?[\u4e00-\u9fff]{1,4}?(?P<term>" + _KIN_TERMS + r")")
+# 在高新区 as a clause of its own, and the words that say the clause before spoke of an organisation
+_ORG_IS_AT = re.compile(r"在(?P<place>[\u4e00-\u9fffA-Za-z]{2,6})")
+_SPEAKS_OF_AN_ORG = re.compile(r"公司|厂|店|offer|单位|集团|医院|学校|餐厅|饭馆|工作室|事务所")
+_SPEAKS_OF_A_HOME = re.compile(r"住|房子|(?<![一二两三几那这每])家")  # 住的是厂里分的老房子 在道外区: the home is there
+_CALLED = re.compile(r"(?:叫做?|名叫)(?P<name>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,8})")
+_BLOOD_AND_MARRIAGE = frozenset({
+    "mother_of", "father_of", "brother_of", "sister_of", "son_of", "daughter_of", "grandson_of", "granddaughter_of",
+    "husband_of", "wife_of", "mother_in_law_of", "father_in_law_of"})  # not 外婆: as often the children's
+_ONE_OF = re.compile(r"(?:一)?个(?P<term>" + _KIN_TERMS + r")$")  # 她带来一个儿子 (，叫小宇)
 _HAS_ONE = re.compile(r"(?P<whose>[\u4e00-\u9fff]{0,3}?)(?:还)?有(?:一)?个$")
 _SPOUSE_BY_PRONOUN = {frozenset({"他"}): "husband_of", frozenset({"她"}): "wife_of"}
 
@@ -240,7 +271,7 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
         owner, term = m.group("owner"), m.group("term")
         after_with = m.start() > 0 and clause[m.start() - 1] in "和跟陪给带"  # 和男朋友吃饭
         # 和男朋友吃饭: the one boyfriend, no name; 跟同桌林果去: a deskmate named 林果
-        name = None if after_with and owner is None and term in UNIQUE else _name_at(clause[m.end():])
+        name = None if after_with and owner is None and term in UNIQUE else _name_at(clause[m.end():], term in KIN)
         if after_with and name is not None and clause.endswith(name, m.end()) and m.end() + len(name) == len(clause):
             name = None  # 跟我哥合租: what follows "with my brother" to the clause's end is what they do, not his name
         named_owner = _named_owner(clause, m.start()) if owner is None else None
@@ -252,9 +283,12 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
         if named_owner is not None and name is not None and term in KIN:
             found.append(Claim(named(name, "person"), KIN[term][0], named_owner))
             continue
+        if owner is None and m.start() > 0 and clause[m.start() - 1] == "的" and "我" not in clause[:m.start()]:
+            continue  # 阿May的老公大刘: someone's husband, whose the rules could not read (我与前妻的女儿: mine)
         if name is None:
             alone = m.end() == len(clause)  # "妈妈" on its own is someone calling out, not a mention
-            if term in UNIQUE and not m.group("call") and not alone and (owner is None or _is_mine(owner)):
+            if term in UNIQUE and not m.group("call") and not alone and (_is_mine(owner) or (
+                    owner is None and KIN[term][0] not in _ROLES)):
                 # 我妈发了视频 / 婆婆来杭州: the term stands for the person (a name said later joins it)
                 aliases = [f"{owner}{term}", term] if owner else [term]
                 found.append(Claim(named(term, "person", *aliases), KIN[term][0], ME))
@@ -275,6 +309,9 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
             continue
         aliases = [term, f"{owner}{term}"] if _is_mine(owner) else [term]
         owner_ref = _owner_ref(owner)
+        if term in KIN and owner is None and KIN[term][0] in _ROLES:
+            found.append(Claim(named(name, "person", *aliases)))  # 班主任黄老师: whose teacher, the text does not say
+            continue
         if term in KIN:
             relation = KIN[term][0]
             if relation == "spouse_of":  # 老伴: husband or wife by the pronoun the message uses for them
@@ -288,6 +325,11 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
     return found
 
 
+def _is_bare_boss(claim: Claim) -> bool:
+    """老板 said without whose: the claim the term alone makes (我老板 says whose)."""
+    return claim.relation == "boss_of" and claim.object is ME and claim.subject.alias_forms() == [claim.subject.name]
+
+
 def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Ref | None:
     """Who a clause is about: whom it introduces, whom it starts with (我妈…, 阿Mei…, 他…), else the subject before
     it. None: a thing the user does not know as a person (饭馆搬到槐荫区了): nothing the clause says is the user's."""
@@ -299,7 +341,8 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         return None  # 我姐的同学在华为上班: the classmate works there, someone the graph does not know
     if mine:
         term = mine.group("term")
-        return kin_of(ME, KIN[term][0], term)  # 我妈腰不好 回咸阳了: 我妈 went back, not I
+        # 我妈腰不好 回咸阳了: 我妈 went back, not I; 俺弟弟 is what a 俺-speaker calls him
+        return kin_of(ME, KIN[term][0], f"{clause[0]}{term}")
     theirs = _THEIR_KIN_AT_START.match(clause)
     if theirs and _ends_word(clause, theirs.end("term")):
         owner = pronoun(_PRONOUN_WORD[theirs.group("pron")]) if theirs.group("pron") else _person_named(
@@ -311,8 +354,15 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
         return kin_of(owner, KIN[term][0], said) if owner is not None else None
     if _MY_THING_AT_START.match(clause) and not _NAMING.match(clause):
         return None
+    described = _MY_DESCRIBED.fullmatch(clause)
+    if described and _is_noun_phrase(clause[1:]):
+        # 我大学室友 (还在武汉): "my college roommate", said of someone, is not the user doing anything
+        term = described.group("term")
+        return kin_of(ME, KIN[term][0], term)
     if clause.startswith(("我", "俺", "咱")):
         return ME
+    if clause.startswith("姓"):
+        return None  # 姓罗，在株洲中车当工程师: someone known by a surname, whom the graph cannot name
     if clause[0] in "他她它佢" and not clause.startswith(("他们", "她们")):
         if _owns_what_follows(clause):
             return None  # 她姐夫在上海, 他公司在滨江: about what is hers or his, which the graph does not hold
@@ -326,6 +376,10 @@ def _subject_of(clause: str, running: Ref | None, introduced: list[Claim]) -> Re
     first = _first_word(clause)
     if first is None:
         return running
+    if first[0] in KIN and KIN[first[0]][0] in _BLOOD_AND_MARRIAGE and len(clause) > len(first[0]):
+        # 弟弟来上海出差, 婆婆来杭州: a relative's term said alone is the user's relative (one the graph knows by it,
+        # or one it holds no other of)
+        return kin_of(ME, KIN[first[0]][0], first[0])
     if first[0] in KIN or first[1] in _NAME_TAGS:
         return named(first[0])  # 表姐说… / 小雅下周一就去…
     if first[1].startswith("n") and not clause[len(first[0]):].startswith(("那边", "这边")) and \
@@ -344,6 +398,8 @@ def _person_at_start(clause: str) -> str | None:
     if first is None:
         return None
     word, tag = first
+    if word in "小阿老" and len(clause) >= 2 and _first_word(clause[1:]) == (clause[1], "nr"):
+        word, tag = clause[:2], "nr"  # 老蔡被调去…: the dictionary split 老 from the surname
     if not (2 <= len(word) <= 3 and _HAN.fullmatch(word)) or word in KIN or word in _TIME_WORDS or not_a_name_zh(word):
         return None
     doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v", "m", "q"))
@@ -374,6 +430,12 @@ def _person_named(said: str) -> Ref | None:
     return named(said) if _name_at(said) == said or _is_person_name(said) else None
 
 
+def _is_noun_phrase(said: str) -> bool:
+    """Nouns (and the adjectives and places that qualify them) only: 大学室友, not 去看室友."""
+    words = [t for w, t in rjieba.tag(said) if w.strip()]
+    return bool(words) and all(t.startswith(("n", "a", "b", "s")) for t in words)
+
+
 def _is_proper_noun_phrase(candidate: str) -> bool:
     """Every word a noun or a name: 蓝鲸广告, 小红书, Shein; not 组跟导师 (a preposition inside)."""
     words = [(w, t) for w, t in rjieba.tag(candidate) if w.strip()]
@@ -382,10 +444,14 @@ def _is_proper_noun_phrase(candidate: str) -> bool:
 
 def _place_or_org(subject: Ref, candidate: str, verb: str) -> list[Claim]:
     if places_zh.is_place(candidate):
-        return [Claim(subject, "lives_in", named(candidate, "place"))]
+        # 在北京实习: a summer's internship is not a home
+        return [] if verb == "实习" else [Claim(subject, "lives_in", named(candidate, "place"))]
     if candidate in _NOT_PLACES or candidate in KIN or candidate[0] in "我你他她这那家" or candidate.startswith(_SOME):
         return []
     placed = organisations_zh.split_places(candidate)
+    if places_zh.is_place(placed.name) or placed.name.startswith(_SOME):
+        # 在英国曼彻斯特读研究生: places all the way, no school named; 台北一家电子公司: one described, not named
+        return []
     if not (_is_proper_noun_phrase(placed.name) or organisations_zh.is_institution(placed.name)):
         return []
     relation = _VERB_KIND.get(verb, "works_at")
@@ -402,6 +468,9 @@ def _described(candidate: str) -> organisations_zh.Placed | None:
 
 def _organisation(placed: organisations_zh.Placed) -> Ref:
     aliases = [placed.said] if placed.said != placed.name else []
+    if placed.said == "".join(placed.places) + placed.name:
+        # 浙江义乌小商品城 is also 义乌小商品城, as the user may say it next time
+        aliases += ["".join(placed.places[i:]) + placed.name for i in range(1, len(placed.places))]
     return named(placed.name, "organisation", *aliases)
 
 
@@ -436,8 +505,9 @@ def _school(clause: str, subject: Ref) -> list[Claim]:
 
 
 def _wished(clause: str, start: int) -> bool:
-    """想让小宇去大理读高中, 打算搬到余杭: what someone wants or plans, not where anyone is."""
-    return _WISH.search(clause[:start]) is not None
+    """想让小宇去大理读高中, 打算搬到余杭: what someone wants or plans, not where anyone is; 不去云南了, 没搬到杭州:
+    what is not so."""
+    return _WISH.search(clause[:start]) is not None or _NEGATED.search(clause[:start]) is not None
 
 
 def _relations(clause: str, subject: Ref) -> list[Claim]:
@@ -461,7 +531,8 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
     if lives and not _wished(clause, lives.start()):
         first = _first_word(lives.group("rest"))
         if first is not None and first[0] not in _NOT_PLACES and len(first[0]) >= 2 and \
-                (first[1].startswith(("ns", "nr", "nz", "n")) or _LATIN_PLACE.fullmatch(first[0])):
+                (first[1].startswith(("ns", "nr", "nz")) or places_zh.is_place(first[0])
+                 or _LATIN_PLACE.fullmatch(first[0])):
             found.append(Claim(subject, "lives_in", named(first[0], "place")))
     shared = _LIVES_WITH.search(clause)
     if shared and not _wished(clause, shared.start()):
@@ -477,7 +548,7 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
     came = _CAME_TO.search(clause)
     if came and subject is not ME and not _wished(clause, came.start()) and places_zh.is_place(came.group("place")):
         # 婆婆来杭州帮我们带娃: 来 is towards the one speaking, so the user is where someone else came to
-        found.append(Claim(ME, "lives_in", named(came.group("place"), "place")))
+        found.append(Claim(ME, "lives_in", named(came.group("place"), "place"), inferred=True))
     return found
 
 
@@ -545,6 +616,7 @@ def _endings(clause: str, subject: Ref) -> list[Claim]:
 
 
 def claims(text: str) -> list[Claim]:
+    text = _TITLE.sub(" ", text)  # 学生写《我的父亲》: a title names no one of the user's life
     found: list[Claim] = []
     for m in _COMPANY_NAMED.finditer(text):
         first = _first_word(m.group("place"))
@@ -559,7 +631,19 @@ def claims(text: str) -> list[Claim]:
     running: Ref | None = ME
     clauses = [clause for clause in _CLAUSES.split(text) if clause]
     described: tuple[Ref, str, organisations_zh.Placed] | None = None  # who works where, said without its name
+    org_before: Ref | bool = False  # the clause before spoke of an organisation: the one, or True if unnamed
+    previous = ""
+    wished_before = False  # the clause before said a wish or a plan
+    org_said = False  # a clause before spoke of an organisation
     for clause in clauses:
+        where = _ORG_IS_AT.fullmatch(clause) if org_before is not False else None
+        if where is not None:
+            # 一家公司 叫熊猫传媒 在高新区 / 收到米哈游的offer 在上海: where the organisation is, not anyone's home
+            if isinstance(org_before, Ref) and places_zh.is_place(where.group("place")):
+                found.append(Claim(org_before, "located_in", named(where.group("place"), "place")))
+            org_before = False
+            continue
+        said_before = len(found)
         later = _NAMED_LATER.match(clause)
         if later and described is not None and not _NOT_A_NAME_SAID.search(later.group("org")) and (
                 later.group("noun") or _is_proper_noun_phrase(later.group("org"))):
@@ -570,19 +654,48 @@ def claims(text: str) -> list[Claim]:
             found += [Claim(org, "located_in", named(placed.places[-1], "place"))] if placed.places else []
             described = None
             continue
+        called = _CALLED.fullmatch(clause) if running is not None else None
+        person = _name_at(called.group("name")) if called is not None else None
+        if called is not None and person is not None and person == called.group("name") and _is_person_name(person):
+            # 她带来一个儿子，叫小宇，在长安中学读初三: 小宇 is her son, and what follows is about him
+            one = _ONE_OF.search(previous)
+            term = one.group("term") if one is not None else None
+            found.append(Claim(named(person, "person", *([term] if term else [])), KIN[term][0], running)
+                         if term is not None and running is not None else Claim(named(person, "person")))
+            running, previous = named(person, "person"), clause
+            continue
+        previous = clause
         another = _ANOTHER_NAME.match(clause)
         if another and running is not None and running.name and running.kind == "person" and \
                 another.group("name") not in KIN:
             found.append(Claim(named(running.name, "person", another.group("name"))))
             continue
         introduced = _naming(clause, text)
+        if org_said and not any(c.subject is ME and c.relation in ("works_at", "interns_at") for c in found):
+            # 阿杰嗰间公司叫顺通物流，老板系佢表哥 / Kopi Lab开了分店 老板又找我画墙画: after an organisation that
+            # is not the user's job, 老板 said alone is its boss
+            introduced = [c for c in introduced if not _is_bare_boss(c)]
         running = _subject_of(clause, running, introduced)
         if running is not None and (work := _WORK.search(clause)) and not _wished(clause, work.start()) and \
                 (somewhere := _described(work.group("org"))) is not None:
             described = (running, _VERB_KIND.get(work.group("verb"), "works_at"), somewhere)
         found += introduced
+        if wished_before and clause.startswith(_GOES_ON):
+            continue  # 打算直接找工作，去教育科技公司做课程研发: the plan goes on into the clause it opens
+        wished_before = _WISH.search(clause) is not None
+        if running is not None and running.held is not None and running.owner is ME:
+            found.append(Claim(running))  # 弟弟来上海出差: the brother is someone, whatever else the clause says
         if running is not None:
             found += _relations(clause, running) + _endings(clause, running)
+        orgs = [ref for claim in found[said_before:] for ref in (claim.object,) if ref is not None
+                and ref.kind == "organisation"]
+        org_said = org_said or bool(orgs) or _SPEAKS_OF_AN_ORG.search(clause) is not None
+        called = _CALLED.fullmatch(clause)
+        if called is not None and org_before is not False:
+            org_before = named(called.group("name"), "organisation")  # 一家新媒体公司 叫熊猫传媒 (在高新区)
+        else:
+            org_before = orgs[-1] if orgs else (_SPEAKS_OF_AN_ORG.search(clause) is not None
+                                                and _SPEAKS_OF_A_HOME.search(clause) is None)
     # Names in passing first, so that the relations' subjects (王姐说她在腾讯上班) are known; not a name a rule above
     # introduces with its kind (我们家鹦鹉小绿 is a pet).
     claimed = {ref.name for claim in found for ref in (claim.subject, claim.object)

@@ -43,9 +43,13 @@ CITIES = frozenset((
 ).split())
 
 
+# 家门口超市 ends in 市 as 佛山市 does and is a shop (浦东新区 ends in 新区 and is a place: only 市 is ambiguous so)
+_NOT_PLACE_ENDS = tuple(sorted(w for w in _NOT_PLACES if w.endswith("市")))
+
+
 def is_place(word: str) -> bool:
     """A place by the dictionary's tag, its administrative suffix or the lists above."""
-    if len(word) < 2 or word in _NOT_PLACES:
+    if len(word) < 2 or word in _NOT_PLACES or word.endswith(_NOT_PLACE_ENDS):
         return False
     if word in COUNTRIES or word in CITIES:
         return True
