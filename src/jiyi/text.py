@@ -92,6 +92,19 @@ def segment(text: str) -> list[str]:
     return _clean(rjieba.cut(normalize(text)))
 
 
+def starts_a_word(text: str, at: int) -> bool:
+    """Whether jieba's cut of `text` starts a word at index `at` (朋友 is no word of its own inside 男朋友, nor 不…了
+    inside 差不多了)."""
+    start = 0
+    for word in rjieba.cut(text):
+        if start == at:
+            return True
+        if start > at:
+            return False
+        start += len(word)
+    return False
+
+
 def segment_for_index(text: str) -> list[str]:
     """Search-mode segmentation: long words also yield their sub-words (中华人民共和国 → 中华, 人民, ...)."""
     return _clean(rjieba.cut_for_search(normalize(text)))

@@ -16,6 +16,7 @@ import rjieba
 from jiyi.core import entity_names_zh, organisations_zh, places_zh
 from jiyi.core.entity_claims import ME, Claim, Ref, kin_of, named, pronoun
 from jiyi.core.not_names import not_a_name_zh
+from jiyi.text import starts_a_word
 
 KIN: dict[str, tuple[str, str | None]] = {
     **dict.fromkeys(("表姐", "表妹", "堂姐", "堂妹"), ("cousin_of", "f")),
@@ -209,18 +210,6 @@ def _named_owner(clause: str, start: int) -> Ref | None:
     return None
 
 
-def _starts_word(clause: str, start: int) -> bool:
-    """The term is a word of its own where it stands (not 朋友 inside 男朋友, 姐 inside 王姐)."""
-    at = 0
-    for word in rjieba.cut(clause):
-        if at == start:
-            return True
-        if at > start:
-            return False
-        at += len(word)
-    return False
-
-
 # 我妈… / 俺弟弟… at the start of a clause: that person is its subject (我们 is the user and someone, still the user's)
 _MY_KIN_AT_START = re.compile(r"^(?:我|俺|咱)(?!们)(?:家的?|的)?(?P<term>" + _KIN_TERMS + r")")
 # 他妈…, 她老公…, 老周的女儿…, 豆豆他爸…: someone's relative at the start of a clause is its subject (not 他妈的, a
@@ -278,7 +267,7 @@ def _naming(clause: str, text: str = "") -> list[Claim]:
         # a term inside a sentence introduces only when a name follows it (楼下邻居老孙头, 是朋友丽娜转给我的) and it
         # is a word of its own there
         if owner is None and m.start() != 0 and not (after_with and term in UNIQUE) and (
-                name is None or len(term) < 2 or not _starts_word(clause, m.start())):
+                name is None or len(term) < 2 or not starts_a_word(clause, m.start())):
             continue
         if named_owner is not None and name is not None and term in KIN:
             found.append(Claim(named(name, "person"), KIN[term][0], named_owner))

@@ -33,14 +33,13 @@ from datetime import datetime
 from typing import NamedTuple
 
 import numpy as np
-import rjieba
 
 from jiyi.core import entity_rules_en, entity_rules_zh
 from jiyi.core.intent import asks_about_now
 from jiyi.errors import Conflict
 from jiyi.records import Category, Event, MemoryRecord, Scope, SearchHit, revise
 from jiyi.stores.base import MemoryIndex
-from jiyi.text import analyze_for_index, has_cjk, segment, stem
+from jiyi.text import analyze_for_index, has_cjk, segment, starts_a_word, stem
 
 # Words that say a state, a habit, a relationship or a plan came to an end or was replaced (a closed class of
 # verbs and phrases of change, not any one topic's words).
@@ -113,21 +112,9 @@ def _is_said(match: re.Match[str], text: str) -> bool:
     if has_cjk(text):
         before = _CLAUSE_END.split(before)[-1]
         return not _NOT_YET_ZH.search(before) and (
-            not _NO_LONGER_ZH.fullmatch(match.group()) or _negation_starts_a_word(text, match.start()))
+            not _NO_LONGER_ZH.fullmatch(match.group()) or starts_a_word(text, match.start()))
     # "a retired symphony player", "the cancelled flight": a participle before a noun describes, it tells no change.
     return not _NOT_YET_EN.search(before) and not (match.group().endswith("ed") and _DETERMINER_EN.search(before))
-
-
-def _negation_starts_a_word(text: str, at: int) -> bool:
-    """Whether the 不 at `at` begins a word of the text (see _NO_LONGER_ZH)."""
-    start = 0
-    for token in rjieba.cut(text):
-        if start == at:
-            return True
-        if start > at:
-            return False
-        start += len(token)
-    return False
 
 
 def _says(cue: re.Pattern[str], text: str) -> bool:
