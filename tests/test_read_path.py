@@ -723,6 +723,9 @@ def test_the_fitted_bar_opens_the_gate_below_the_usual_bar_and_never_closes_it(
             # Not about the user, though it names a place of their memories: the usual bar, not the fitted one.
             named = memory.context([{"role": "user", "content": "香山的红叶好看吗"}], user_id="u")
             assert 0.45 <= named["stages"][0]["best_relevance"] < 0.5 and named["memories"] == []
+            # About the user, and as close as the question, but an exclamation: it asks nothing the dog answers.
+            exclaimed = memory.context([{"role": "user", "content": "我家狗狗好乖"}], user_id="u")
+            assert 0.45 <= exclaimed["stages"][0]["best_relevance"] < 0.5 and exclaimed["memories"] == []
             nothing = memory.context([{"role": "user", "content": "我喜欢什么颜色"}], user_id="u")
             assert nothing["stages"][0]["best_relevance"] < 0.45 and nothing["memories"] == []
             assert memory.search("我家狗狗叫什么", user_id="u")["results"][0]["id"] == corgi

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from jiyi.core.injection import MEMORY_HEADER, inject, memory_block
-from jiyi.core.intent import asks_for_advice, asks_to_be_reminded
+from jiyi.core.intent import asks_for_advice, asks_something, asks_to_be_reminded
 from jiyi.core.messages import ChatMessage
 from jiyi.core.query_enhancement import (
     QUESTION_LABEL,
@@ -117,6 +117,21 @@ def test_other_questions_do_not_ask_to_be_reminded(query: str) -> None:
     # Not about the user ("明天周几来着"), no subject to look for ("你还记得吗？": the conversation before it is
     # searched), a statement, or a plain question.
     assert not asks_to_be_reminded(query)
+
+@pytest.mark.parametrize("query", ["我现在还游泳吗", "我家狗狗叫什么", "我老丈人今年多大岁数了", "我现在是跟人合租还是自己住",
+                                   "我去没去过成都", "我细佬叫咩名", "我住的那棟是幾樓", "我们屋住的小区叫么子",
+                                   "我爸开的啥车来着", "推荐个好看的综艺呗", "what's my sister's name",
+                                   "Do I still play the violin", "any news about my apartment?", "remind me of my goal"])
+def test_a_question_or_a_request_asks_something(query: str) -> None:
+    assert asks_something(query)
+
+
+@pytest.mark.parametrize("query", ["哈哈哈哈哈哈笑死我了", "我家狗狗好乖", "谢谢你一直听我絮叨", "我几乎每天都跑步",
+                                   "我今天好累", "I'm so done with today lol", "my cat just knocked over my coffee"])
+def test_a_statement_or_an_exclamation_asks_nothing(query: str) -> None:
+    # First person, so "about the user" (asks_about_the_user), yet nothing stored answers an exclamation.
+    assert not asks_something(query)
+
 
 def test_memory_block_keeps_the_order_and_the_budget() -> None:
     memories = ["用户对海鲜过敏", "x" * 2000, "用户不吃香菜", "用户喜欢川菜"]

@@ -214,6 +214,26 @@ def asks_about_the_user(query: str) -> bool:
     return bool(_ASKER.search(query)) or asks_for_advice(query)
 
 
+# A message that asks — by its mark, a question word or a question's ending — rather than one that tells or exclaims
+# ("哈哈哈哈哈哈笑死我了", "谢谢你一直听我絮叨", "I'm so done with today lol"): the first person of an exclamation
+# makes it "about the user" (asks_about_the_user), yet nothing of the user's memories answers it. Written for the
+# ways people ask in chats: no question mark ("我现在还游泳吗", "what's my sister's name"), A-not-A (有没有, 去没去),
+# dialect and traditional characters (咩, 么子, 伐, 几多, 甚麼).
+_ASKS_ZH = re.compile(
+    r"[？?]|[吗嗎呢么麼嘛没沒不伐未冇]\s*[。！!~～…\s]*$|什么|什麼|甚么|甚麼|啥|咩|乜|么子|怎|咋|哪(?!怕)|谁|誰|几(?!乎)|幾|多少|"
+    r"多[大久长長远遠高重]|([\u4e00-\u9fff])[不没沒]\1|来着|來著|如何|还是|還是|是否")
+_ASKS_EN = re.compile(
+    r"\?|^\W*(?:what|what's|whats|who|who's|whose|where|where's|when|why|how|how's|which|do|does|did|can|could|"
+    r"would|will|should|is|are|am|was|were|have|has|had|any|remind|tell me)\b", re.IGNORECASE)
+
+
+def asks_something(query: str) -> bool:
+    """Whether a message is a question or a request for something (advice, a reminder), not a statement or an
+    exclamation."""
+    return (bool(_ASKS_ZH.search(query)) or bool(_ASKS_EN.search(query))
+            or asks_to_be_reminded(query) or asks_for_advice(query))
+
+
 # A question to the assistant about itself ("星星你住在哪里呀", "阿澈你会弹琴吗", "do you like sweets?"):
 # companion users tell the character who it is ("助手设定是一个会弹钢琴的男生") and ask it back. Not "你说…",
 # "你觉得…" or "你还记得…", which ask the assistant for an opinion or for a memory of the user's.
