@@ -31,7 +31,7 @@ from context import SimulatedClock, judge, load
 from jiyi import build_embedder, build_store
 from jiyi.core.intent import asks_to_be_reminded
 from jiyi.core.messages import ChatMessage
-from jiyi.core.relevance_bar import BARS, MIN_RELEVANCE, Bar, language, measures
+from jiyi.core.relevance_bar import BARS, MIN_RELEVANCE, Bar, cosine, language, measures, scaled
 from jiyi.memory import AsyncMemory
 from jiyi.read_path import ReadSettings, RecallRequest
 from jiyi.records import Scope
@@ -50,12 +50,15 @@ async def collect_user(memory: AsyncMemory, clock: SimulatedClock, user: dict[st
         hits = (await read.recall(request)).hits
         verdicts = [judge(await memory.get(h.record.id), probe) if probe else (False, False) for h in hits]
         best_relevance, best_cosine = measures(question, hits, read.embedder.calibration)
+        own = read.embedder.calibration.for_query(question)
         # The bar decides for these (persona questions keep the usual bar).
         addressed = await read.addressed(question, hits) in ("user", "named")
         rows.append({"language": language(question), "question": question, "answerable": probe is not None,
                      "kind": probe["kind"] if probe else "nothing", "addressed": addressed,
                      "best_relevance": best_relevance, "best_cosine": best_cosine,
                      "reminder": asks_to_be_reminded(question),
+                     "relevances": [h.relevance for h in hits],
+                     "cosines": [None if (c := cosine(h)) is None else scaled(c, own) for h in hits],
                      "answers": [answer for answer, _ in verdicts], "stale": [stale for _, stale in verdicts],
                      "after_change": bool(probe) and probe["kind"] == "after_change"})
     return rows
@@ -149,7 +152,7 @@ def replay(rows: list[dict[str, Any]], bars: dict[str, Bar]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", default="dev", choices=["dev", "dev2"], help="never the held-out half")
+    parser.add_argument("--split", default="dev", choices=["dev", "dev2", "dev3"], help="never the held-out half")
     parser.add_argument("--stores", type=Path, help="bench/context.py's stores for the split: collect the rows")
     parser.add_argument("--rows", type=Path, default=ROWS)
     parser.add_argument("--languages", nargs="*", default=["zh", "en"])

@@ -353,3 +353,26 @@ def test_the_write_path_keeps_small_talk_out(memory: Memory) -> None:
 ])
 def test_a_clause_without_a_verb_is_not_given_the_speaker_as_subject(said: str, facts: list[str]) -> None:
     assert texts(said) == facts
+
+
+@pytest.mark.parametrize(("said", "facts"), [
+    # An adverb in -ly before the verb is no verb to inflect, nor is "not" / "no longer".
+    ("I officially signed up for the half marathon", ["User officially signed up for the half marathon"]),
+    ("I barely sleep these days", ["User barely sleeps these days"]),
+    ("I no longer care about the promotion", ["User no longer cares about the promotion"]),
+    ("I really apply myself at work", ["User really applies themselves at work"]),  # a verb in -ly stays one
+    # How sure the user is, said around the clause, is not part of it.
+    ("I passed all my exams i think", ["User passed all User's exams"]),
+    ("I think I'm allergic to cats", ["User is allergic to cats"]),
+    # A fact whose only object is a pronoun nothing resolved says nothing.
+    ("I loved it", []),
+])
+def test_what_the_english_rules_say_is_well_formed(said: str, facts: list[str]) -> None:
+    assert [f.text for f in extract(said)] == facts
+
+
+def test_what_someone_else_makes_the_user_do_is_no_routine_of_theirs() -> None:
+    # 天天让我回去…: the sister's urging, said on from her clause, not a habit "用户天天让用户回去…".
+    said = [f.text for f in extract("她在老家当牙医，天天让我回去找个稳定工作", "我姐刚微信问我清明回不回烟台")]
+    assert not any("让用户" in text for text in said)
+    assert [f.text for f in extract("我每天让自己早睡一小时")] != []  # the user's own routine still is one

@@ -118,10 +118,12 @@ def test_other_questions_do_not_ask_to_be_reminded(query: str) -> None:
     # searched), a statement, or a plain question.
     assert not asks_to_be_reminded(query)
 
-@pytest.mark.parametrize("query", ["我现在还游泳吗", "我家狗狗叫什么", "我老丈人今年多大岁数了", "我现在是跟人合租还是自己住",
-                                   "我去没去过成都", "我细佬叫咩名", "我住的那棟是幾樓", "我们屋住的小区叫么子",
-                                   "我爸开的啥车来着", "推荐个好看的综艺呗", "what's my sister's name",
-                                   "Do I still play the violin", "any news about my apartment?", "remind me of my goal"])
+
+@pytest.mark.parametrize("query", ["我现在还游泳吗", "我家狗狗叫什么", "我老丈人今年多大岁数了",
+                                   "我现在是跟人合租还是自己住", "我去没去过成都", "我细佬叫咩名",
+                                   "我住的那棟是幾樓", "我们屋住的小区叫么子", "我爸开的啥车来着",
+                                   "推荐个好看的综艺呗", "what's my sister's name", "Do I still play the violin",
+                                   "any news about my apartment?", "remind me of my goal"])
 def test_a_question_or_a_request_asks_something(query: str) -> None:
     assert asks_something(query)
 

@@ -72,7 +72,7 @@ _NO_INFLECTION = {"quit", "hurt", "cut", "put", "set", "hit", "let", "shut", "co
                   "can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should",
                   "shouldn't", "might", "must", "may", "did", "didn't", "used", "just", "also", "really", "still",
                   "never", "always", "usually", "often", "sometimes", "recently", "finally", "already", "totally",
-                  "absolutely", "actually", "definitely", "only", "even", "kinda", "kind", "sort"}
+                  "absolutely", "actually", "definitely", "only", "even", "kinda", "kind", "sort", "not", "no", "so", "too"}
 # Irregular past tenses: already what a fact says in the third person ("I went" → "User went", never "User wents").
 PAST_IRREGULAR = frozenset(
     "went had made got saw ate took bought ran came told met left felt found gave thought wrote began brought caught "
@@ -119,7 +119,11 @@ _LEADING_I_WILL = re.compile(r"^I'll\b|^I will\b", _I)
 _LEADING_I_WOULD = re.compile(r"^I'd\b", _I)
 _LEADING_I_WAS = re.compile(r"^I was\b", _I)
 _LEADING_MY = re.compile(r"^My\b", _I)
-_LEADING_I_VERB = re.compile(r"^I\s+((?:" + _ADVERBS + r")\s+)*(\w+(?:'t)?)\b", _I)  # I (really) love
+# Any -ly word before the verb is an adverb ("I officially pulled out" → "User officially pulled out", not "User
+# officiallies…"), but for the verbs that end so; "no longer" too ("I no longer care" → "User no longer cares").
+_LY_VERBS = r"apply|reply|rely|fly|supply|multiply|ally|bully|tally|rally|comply|imply|belly|jelly"
+_BEFORE_A_VERB = _ADVERBS + r"|no longer|(?!(?:" + _LY_VERBS + r")\b)\w+ly"
+_LEADING_I_VERB = re.compile(r"^I\s+((?:" + _BEFORE_A_VERB + r")\s+)*(\w+(?:'t)?)\b", _I)  # I (really) love
 _MY = re.compile(r"\bmy\b", _I)
 _MYSELF = re.compile(r"\bmyself\b", _I)
 _ME = re.compile(r"\bme\b", _I)
@@ -212,7 +216,8 @@ def _no_longer(m: re.Match[str], clause: str) -> Fact | None:
         return None
     what = _LEADING_A_AN.sub("", what)
     verb = m.group("be")
-    text = f"User is no longer {what}" if verb else f"User no longer {what}"
+    first, _, rest = what.partition(" ")
+    text = f"User is no longer {what}" if verb else f"User no longer {_third_person_verb(first)} {rest}".rstrip()
     kind = FactKind.HEALTH if _DIET_OR_CONSUMPTION.search(what) else FactKind.PREFERENCE
     return _fact(text, kind, 0.7, topic=_topic(_LEADING_LIKES.sub("", what)), negated=True)
 
@@ -1050,6 +1055,7 @@ def extract_english(text: str, last_relation: str | None = None, context: Sequen
                                        topic=who.noun))
                 mentions.append(Mention(who.phrase, who.noun, who.gender, who.owned, name))
             continue
+        clause = _LEADING_HEDGE.sub("", _TRAILING_HEDGE.sub("", clause))
         said = _resolved(clause, mentions, fresh)
         if said is None:
             continue
@@ -1078,9 +1084,21 @@ def extract_english(text: str, last_relation: str | None = None, context: Sequen
             found.kind, found.topic = FactKind.RELATIONSHIP, about.group("rel").lower()
         if about and found.kind is FactKind.RELATIONSHIP and _GONE.search(said):
             found.negated = True  # "my cat Luna passed away": no longer "has a cat named Luna"
+        if _ONLY_A_PRONOUN_SAID.match(found.text):
+            continue
         found.sentence = sentence
         facts.append(found)
     return unique_facts(facts, fold_case=True)
+
+
+# How sure the user is, said around a clause ("I like him I think", "I think I'm in love"): not part of what is said
+# ("User likes him User think").
+_HEDGES = r"I think|I guess|I suppose|I reckon|I believe|I feel like|I bet"
+_TRAILING_HEDGE = re.compile(r"[,\s]+(?:" + _HEDGES + r")\s*$", _I)
+_LEADING_HEDGE = re.compile(r"^(?:" + _HEDGES + r")\s+(?:that\s+)?(?=(?:I|I'm|I've|I'll|my|we)\b)", _I)
+# A fact whose whole object is a pronoun no earlier message resolved ("User likes him", "User's daughter is fond of
+# her") says nothing a search could find or a reply could use; the message itself is kept as evidence.
+_ONLY_A_PRONOUN_SAID = re.compile(r"^User(?:'s [\w-]+)? (?:[\w']+ ){1,3}(?:him|her|them|it|this|that)$", _I)
 
 
 _GONE = re.compile(r"\b(?:passed away|died|was put down|was put to sleep|passed on|is gone|ran away)\b", _I)

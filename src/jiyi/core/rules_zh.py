@@ -410,11 +410,15 @@ _HOW_IT_FEELS = re.compile(r"(?:好|很|太|真|超|挺)[^，,]{1,3}$")
 _ENDS_DOUBLED = re.compile(r"(.)\1$")  # 乐呵呵
 
 
+# What someone else makes the user do (她天天让我回去找个稳定工作, said on from "她在老家当牙医"): the routine is theirs.
+_MADE_TO = re.compile(r"^(?:让|叫|逼|催|劝|要|求|喊)我")
+
+
 def _habit(m: re.Match[str], clause: str) -> Fact | None:
     """我每天早上跑步五公里 / 我平时每周游两次泳: a routine, one per activity (slot habit:<activity>)."""
     act = _TRAILING.sub("", m.group("act"))
     key = activity_key(act)
-    if not key or _HOW_IT_IS.match(act) or _STATE_ONLY.match(act) \
+    if not key or _MADE_TO.match(act) or _HOW_IT_IS.match(act) or _STATE_ONLY.match(act) \
             or _HOW_IT_FEELS.search(act) or _ENDS_DOUBLED.search(key):
         return None  # 每天接送好麻烦, 每天都乐呵呵的: how it feels, not what is done
     text = _TRAILING.sub("", to_third_person("我" + clause[m.end("me"):]))
