@@ -17,6 +17,7 @@ from jiyi.core.supersession import (
     people_in,
     put_in_place,
     said_at,
+    same_subject,
     says_it_changed,
     says_it_moved,
     subject_marks,
@@ -68,6 +69,8 @@ def hit(text: str, days: int, relevance: float = 0.5) -> SearchHit:
     ("Pam's going to come up here in May instead", True),
     ("我每周六都去游泳", False),
     ("my sister is visiting next week", False),
+    ("My veena teacher has shifted to Bangalore, her husband got transfer", True),
+    ("I shifted the couch a bit to make room", False),
 ])
 def test_words_of_change(text: str, changed: bool) -> None:
     assert says_it_changed(text) is changed
@@ -263,3 +266,32 @@ def test_the_word_facts_use_for_the_user_makes_no_subject() -> None:
     assert superseded(hits, "what food do I love?", never_common) == set()
     hits = [hit("用户很爱吃火锅", 0), hit("用户把健身卡退了 不去了", 5)]
     assert superseded(hits, "我爱吃啥", never_common) == set()
+
+
+def test_a_function_word_or_a_verb_of_motion_makes_no_subject() -> None:
+    # 没 in both, "went" in both: nothing else in common, and the older memory still stands
+    hits = [hit("每周六下午跟师兄去体育馆打羽毛球 打两个小时出一身汗 什么烦恼都没了", 0),
+            hit("另外告诉你 我三个礼拜没碰咖啡了 现在每天泡绿茶", 10)]
+    assert superseded(hits, "我平时有固定运动的习惯吗", never_common) == set()
+    hits = [hit("two years sober in april. the crew went out after close and i got a ginger ale and went home", 0),
+            hit("pepper died. she'd had a lump for a while and she just went downhill fast", 10)]
+    assert superseded(hits, "the crew wants to hit a bar friday, any tips?", never_common) == set()
+    # a thing in common still makes one subject
+    hits = [hit("我每周六都去游泳", 0), hit("最近工作太忙，游泳停了", 10)]
+    assert superseded(hits, "我周末干嘛", never_common) == {hits[0].record.id}
+    hits = [hit("pepper has a lump, the vet is worried", 0), hit("pepper died last night", 10)]
+    assert superseded(hits, "how is my rat doing?", never_common) == {hits[0].record.id}
+
+
+def test_the_lexicon_joins_only_through_the_clause_that_says_the_change() -> None:
+    def joined(a: str, b: str) -> bool:
+        return {a, b} == {"五一", "假期"}
+
+    assert same_subject({"五一", "云南"}, {"假期", "老师"}, joined, said={"五一"})
+    assert not same_subject({"五一", "云南"}, {"假期", "老师"}, joined, said={"云南"})
+    assert same_subject({"云南"}, {"云南", "老师"}, joined, said=set())  # a word in common needs no join
+    hits = [hit("嗯 她在幼儿园当老师 每天被一群小朋友折磨 假期就想去躺平", 0),
+            hit("还有五一那个计划变了 不去云南了 小鹿让我跟她回潮汕见她爸妈", 30)]
+    assert superseded(hits, "我女朋友干啥工作的", never_common, joined) == set()
+    hits = [hit("嗯 她在幼儿园当老师 假期就想去躺平", 0), hit("五一不休了 公司要加班", 30)]
+    assert superseded(hits, "我女朋友干啥工作的", never_common, joined) == {hits[0].record.id}

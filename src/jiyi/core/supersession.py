@@ -48,7 +48,8 @@ _CHANGED_EN = re.compile(
     r"giving up|broke up|broken up|split up|(?:are|were|is|was|'re) (?:done|over|finished)|ended|ending it|"
     r"called (?:it )?off|cancel+ed|moved (?:out|away|to|in)|moving (?:out|to)|relocated|switched|swapped|"
     r"sold (?:my|our|the|it|them|off|up)|"
-    r"replaced|instead|changed (?:to|jobs?|my|our|the)|transferred|promoted|resigned|retir(?:ed|ing)|fired|"
+    r"replaced|instead|changed (?:to|jobs?|my|our|the)|shifted (?:to|out|away|back|house)|transferred|promoted|"
+    r"resigned|retir(?:ed|ing)|fired|"
     r"laid off|let go|pulled out|withdr[ae]w|postponed|rescheduled|pushed back|brought forward|"
     r"handed in my notice|new job|died|passed away|put (?:her|him|it) down|lost (?:her|him)|recovered|healed|"
     r"cleared up|all better|got rid of|dropped out|weaned|cut out|off (?:the|alcohol|sugar|caffeine|meat)|"
@@ -95,12 +96,15 @@ _ASKS_ABOUT_BEFORE = re.compile(
 # Words that say when or how, not what: two memories sharing only these are not about the same thing. Nor is the
 # word extraction writes for the user in every fact ("User quit the gym", "User loves pizza"; 用户): in a store too
 # small for document frequencies to tell it is common (COMMON_TOPIC_MIN_STORE), it made any two facts one subject.
+# Nor a verb of motion that goes with any subject: "went" joined "pepper died … went downhill fast" to "the crew
+# went out … I got a ginger ale", and the reply about going to a bar lost that the user is sober (bench/context.py).
 GENERIC_WORDS = frozenset(stem(w) for w in """
     user 用户
     today yesterday tomorrow tonight now lately recently week weekend day days month year morning evening night time
     times thing things stuff lot bit really actually still though lol haha omg ok okay yeah yep nope sure well
     think thought know feel felt want like love say said tell told guess mean good great bad nice little big new old
     won given anyth anywher someth someon everyon everyth noth gonna wanna kinda way back last next first ago soon later
+    go goe went gone come came get got
     今天 昨天 明天 今晚 昨晚 现在 最近 这周 周末 上周 下周 早上 晚上 中午 下午 时候 时间 一天 天天 每天 这个 那个
     事情 东西 感觉 觉得 知道 喜欢 真的 其实 还是 有点 一点 一直 已经 开始 终于 终究 突然 今年 去年 明年
 """.split())
@@ -166,8 +170,10 @@ def changed_by(record: MemoryRecord) -> list[str]:
 
 
 def topic_words(text: str, common: Callable[[str], bool]) -> set[str]:
-    """The words of a memory that can tell what it is about: not stopwords, not generic, not common in the store."""
-    return {w for w in _words(text) if w not in GENERIC_WORDS and not common(w)}
+    """The words of a memory that can tell what it is about: not stopwords, not generic, not common in the store,
+    not a Chinese word of one function character (没, 不, 去: "三个礼拜没碰咖啡了" and "烦恼都没了" share no thing)."""
+    return {w for w in _words(text)
+            if w not in GENERIC_WORDS and not common(w) and not (len(w) == 1 and w in _FUNCTION_CHARS)}
 
 
 # Words for a person: kinship and roles ("表姐", "my boss"), each standing for its relation (妈 / 妈妈 / 母亲, "mom" /
@@ -250,11 +256,17 @@ def changed_subject(part: str, common: Callable[[str], bool]) -> set[str]:
     return topic_words(part, common) - (people.kin - _said_of(part, people))
 
 
-def same_subject(new: set[str], old: set[str], joined: Callable[[str, str], bool] | None = None) -> bool:
-    """Whether two memories' topic words meet: one in common, or two the lexicon puts in one concept."""
+def same_subject(new: set[str], old: set[str], joined: Callable[[str, str], bool] | None = None,
+                 said: set[str] | None = None) -> bool:
+    """Whether two memories' topic words meet: one in common, or one of the clause that says the change (`said`,
+    all of `new` if not given) and one of the older memory's that the lexicon puts in one concept. A concept is wider
+    than a thing (五一 / 假期, 打针 / 诊所): joined through a clause beside the change, it took
+    "五一那个计划变了 不去云南了" for a change of "她在幼儿园当老师 … 假期就想去躺平", and
+    "小时候打针休克过一次 后来换了别的药" for one of "去诊所看了下，扁桃体发炎" (two answers lost on
+    bench/context.py's development half); the clause of change names what changed."""
     if new & old:
         return True
-    return joined is not None and any(joined(a, b) for a in new for b in old)
+    return joined is not None and any(joined(a, b) for a in (new if said is None else said) for b in old)
 
 
 # Characters that say no subject on their own: function words, negations, numbers, units of time and count, verbs
@@ -344,8 +356,8 @@ def superseded_by(hits: Sequence[SearchHit], question: str, common: Callable[[st
             return False
         if other_people(said_of[change.id], people[old.id]):
             return False
-        if change.id in changed and same_subject(changed[change.id], words[old.id], joined) and (
-                near is None or near(change, old)):
+        if change.id in changed and same_subject(changed[change.id], words[old.id], joined,
+                                                 said_changed[change.id]) and (near is None or near(change, old)):
             return True
         return asked_of_both(asked, said_changed[change.id], words[old.id], now, joined)
 
@@ -430,10 +442,11 @@ def mark_changed(store: MemoryIndex, scope: Scope, records: Sequence[MemoryRecor
             continue
         common = common_words(store, [record.content, *(r.content for r in older)])
         new_words = changed_subject(what_changed(record.content), common)
+        said = changed_subject(what_changed(record.content, beside=0), common)
         new_people = changed_people(record.content)
         for old in older:
             if other_people(new_people, people_in(old.content)) or not same_subject(
-                    new_words, topic_words(old.content, common), joined):
+                    new_words, topic_words(old.content, common), joined, said):
                 continue
             marked_old, history = revise(old, Event.UPDATE, now, actor_id=None, role="user",
                                          reason=f"changed later: {record.content[:300]}",
