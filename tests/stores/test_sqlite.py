@@ -321,3 +321,27 @@ def test_the_newest_memories_a_common_word_reaches_follow_every_write(tmp_path: 
     assert found(store) == as_afresh()
     assert pots[-1] not in found(store)
     store.close()
+
+
+def test_entity_memories_follow_another_connection_s_writes(tmp_path: Path) -> None:
+    """entity_memories keeps its answers in process until a write: one made through another connection counts."""
+    from datetime import timedelta
+
+    from jiyi.stores.entities import GraphChange, GraphEntity
+
+    embedder = build_embedder("hashing")
+    path = tmp_path / "graph.db"
+    store, other = SqliteStore(path), SqliteStore(path)
+    store.bind_embedding(embedder.model_id, embedder.dims)
+    at = datetime(2024, 3, 4, tzinfo=UTC)
+    records = [MemoryRecord(content=text, scope=Scope("u"), created_at=at + timedelta(days=i))
+               for i, text in enumerate(("Arjun started law school", "Arjun passed the bar"))]
+    store.insert(records, embedder.embed_documents([r.content for r in records]),
+                 [HistoryEvent(r.id, Event.ADD, None, r.content) for r in records])
+    arjun = GraphEntity("person", "Arjun")
+    store.save_graph("u", GraphChange([arjun], [], [(arjun.id, r.id) for r in records]), at)
+    assert store.entity_memories("u", [arjun.id], 10) == [records[1].id, records[0].id]
+    other.soft_delete(records[1].id, "test", HistoryEvent(records[1].id, Event.DELETE, None, None), at)
+    assert store.entity_memories("u", [arjun.id], 10) == [records[0].id]
+    store.close()
+    other.close()

@@ -35,12 +35,14 @@ class ForgettingCurve:
     def strength(self, record: MemoryRecord) -> float:
         strength = (self.base_strength + self.importance_factor * max(record.importance, 0.0)
                     + self.review_bonus * max(record.access_count, 0))
-        strength *= self.type_factors.get(record.memory_type.value, 1.0)
+        # The members themselves, not their .value: a StrEnum member hashes and compares as its value, and .value
+        # is a property in Python code (~0.5 us), read twice per candidate of every search.
+        strength *= self.type_factors.get(record.memory_type, 1.0)
         return min(strength, self.max_strength)
 
     def retention(self, record: MemoryRecord, now: datetime) -> float:
         """In (0, 1]; 1 for a memory formed or reviewed just now, and always for system and core memories."""
-        if record.category.value in self.lasting_categories:
+        if record.category in self.lasting_categories:  # as in strength(): the member, not its .value
             return 1.0
         days = max((now - last_reinforced(record)).total_seconds(), 0.0) / SECONDS_PER_DAY
         return math.exp(-days / self.strength(record))
