@@ -141,3 +141,16 @@ def test_chinese_a_boyfriend_who_proposes_becomes_a_fiance() -> None:
     graph, _ = run("我男朋友阿明人很好", "阿明求婚了 我答应了")
     assert ("阿明", "boyfriend_of", USER) in closed(graph)
     assert relations(graph, current_only=True) == {("阿明", "fiance_of", USER)}
+
+
+def test_someone_said_to_be_in_a_town_lives_there() -> None:
+    graph, _ = run("my cousin Tereza is in Lisbon four years now", "Bruno and Alma are still in Porto",
+                   "Tereza's back in Lisbon after the wedding")
+    assert {("Tereza", "lives_in", "Lisbon"), ("Bruno", "lives_in", "Porto"), ("Alma", "lives_in", "Porto")} \
+        <= relations(graph)
+
+
+def test_a_stay_a_school_year_or_a_campus_is_no_home() -> None:
+    graph, _ = run("my cousin Tereza is in Madrid for a conference", "Tereza is in Vienna on holiday",
+                   "her son Pavel is in Year 4 now", "Pavel is in UC Davis")
+    assert {r for r in relations(graph) if r[1] == "lives_in"} == set()

@@ -241,6 +241,18 @@ _GRADUATED = re.compile(_WHO + r"\s+(?:(?:just|finally|officially|has|have|had)\
                         r"(?:\s+(?:from|of)\s+" + _ORG + r")?")
 _ADMITTED = re.compile(_WHO + r"\s+(?:(?:just|finally|officially|has|have|had|was|were|got)\s+)*"
                        r"(?:got\s+into|accepted\s+(?:to|into|at)|admitted\s+to|into)\s+" + _ORG)
+# Where someone is, said with a copula: "my brother is in Sydney two years now", "mum and dad are still in Lagos",
+# "he's back in Townsville". A stay is not a home ("she's in Paris for a conference", "in Rome on holiday"), nor a
+# school year or a ward ("he's in Year 5", "in Ward 3").
+_WHO_LIST = (r"(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|I|i|we|We|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
+             r"(?P<subj2>(?:\s*,\s*[A-Z][a-zA-Z-]+)*\s+(?:and|&)\s+(?:" + _KIN_SUBJECT + r"|[A-Z][a-zA-Z-]+))?"
+             r"(?P<after_and>(?!))?")
+_IS_IN = re.compile(
+    _WHO_LIST + r"(?:'s|'re|'m|\s+is|\s+are|\s+am)(?:\s+(?i:still|now|back|home|currently|also|both|all|living|"
+    r"based|settled|out|over|up|down|there))*\s+in\s+" + _PLACE
+    + r"(?![\w.-])(?!\s+(?i:for|on\s+(?:holiday|vacation|a\s+trip|business|tour)|visiting|till|until|this\s+week)\b)")
+_NOT_WHERE = frozenset(("year", "grade", "form", "class", "ward", "room", "hospital", "icu", "court", "jail",
+                        "prison", "rehab", "church", "school", "college", "uni", "university"))
 # "here in Tucson": where the user is
 _HERE_IN = re.compile(r"\b(?i:here\s+in)\s+" + _PLACE)
 # Where someone is from: "I'm originally from Cork", "she grew up in Leeds", "my hometown is Ipoh"
@@ -589,6 +601,14 @@ def _roles_and_homes(sentence: str, lowercase: bool = False) -> list[Claim]:
     for m in _ADMITTED.finditer(sentence):
         if _is_subject(m.group("subj")):
             found.append(Claim(_subject(m.group("subj")), "admitted_to", named(_org(m.group("org")), "organisation")))
+    for m in _IS_IN.finditer(sentence):
+        where = _place(m.group("place"))
+        words = where.split()
+        if words[0].casefold() in _NOT_WHERE or words[-1].casefold() in _NOT_WHERE or (
+                len(words) > 1 and words[0].isupper() and len(words[0]) > 1):
+            continue  # "in UT Austin", "in UC Davis": an abbreviation before a name is a campus, not a town
+        found += [Claim(_a_person(who, m), "lives_in", named(where, "place")) for who in _subjects(m)
+                  if who.pronoun is None or who.pronoun != "it"] + _part_of(sentence, m, named(where, "place"))
     for m in _HERE_IN.finditer(sentence):
         found.append(Claim(ME, "lives_in", named(_place(m.group("place")), "place")))
     for m in _FROM.finditer(sentence):
