@@ -154,3 +154,14 @@ def test_a_stay_a_school_year_or_a_campus_is_no_home() -> None:
     graph, _ = run("my cousin Tereza is in Madrid for a conference", "Tereza is in Vienna on holiday",
                    "her son Pavel is in Year 4 now", "Pavel is in UC Davis")
     assert {r for r in relations(graph) if r[1] == "lives_in"} == set()
+
+
+def test_someone_said_to_be_at_an_organisation_works_there() -> None:
+    graph, _ = run("my flatmate Oskar, he's at Zalando", "Oskar's sister Vera has been at Siemens for ten years")
+    assert {("Oskar", "works_at", "Zalando"), ("Vera", "works_at", "Siemens")} <= relations(graph)
+
+
+def test_being_somewhere_for_a_while_or_the_user_there_is_no_job() -> None:
+    graph, _ = run("my flatmate Oskar is at Heathrow for his flight", "I'm at Lidl buying bread",
+                   "Oskar is at Christmas markets all week", "Oskar's at Wembley tonight")
+    assert {r for r in relations(graph) if r[1] == "works_at"} == set()

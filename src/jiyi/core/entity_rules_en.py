@@ -253,6 +253,13 @@ _IS_IN = re.compile(
     + r"(?![\w.-])(?!\s+(?i:for|on\s+(?:holiday|vacation|a\s+trip|business|tour)|visiting|till|until|this\s+week)\b)")
 _NOT_WHERE = frozenset(("year", "grade", "form", "class", "ward", "room", "hospital", "icu", "court", "jail",
                         "prison", "rehab", "church", "school", "college", "uni", "university"))
+# Where someone else works, said with a copula: "my flatmate Rohit, he's at Swiggy", "he's been at Emirates 6 years".
+# Not the user ("I'm at Tesco" is where the user stands) and not where one is for a while ("she's at Heathrow for her
+# flight", "he's at Disneyland this week", "at Christmas": not_names.json); "for ten years" is how long the job is.
+_IS_AT = re.compile(
+    r"(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
+    r"(?:'s|'re|\s+is|\s+are|\s+has|\s+have)(?:\s+(?i:now|still|also|been|currently))*\s+at\s+" + _ORG
+    + r"(?![\w&'.-])(?!\s+(?i:for(?!\s+(?:\w+\s+)?(?:years?|months|decades?|ages|a\s+while)\b)|with|tonight|today|this|right|on|until|till|visiting)\b)")
 # "here in Tucson": where the user is
 _HERE_IN = re.compile(r"\b(?i:here\s+in)\s+" + _PLACE)
 # Where someone is from: "I'm originally from Cork", "she grew up in Leeds", "my hometown is Ipoh"
@@ -601,6 +608,11 @@ def _roles_and_homes(sentence: str, lowercase: bool = False) -> list[Claim]:
     for m in _ADMITTED.finditer(sentence):
         if _is_subject(m.group("subj")):
             found.append(Claim(_subject(m.group("subj")), "admitted_to", named(_org(m.group("org")), "organisation")))
+    for m in _IS_AT.finditer(sentence):
+        said = _org(m.group("org"))
+        if _is_subject(m.group("subj")) and said[0].isupper() and not not_a_name_en(said.split()[0]):
+            org = named(said, "organisation")
+            found += [Claim(_a_person(_subject(m.group("subj")), m), "works_at", org), *_located(sentence, m, org)]
     for m in _IS_IN.finditer(sentence):
         where = _place(m.group("place"))
         words = where.split()
