@@ -259,7 +259,8 @@ _NOT_WHERE = frozenset(("year", "grade", "form", "class", "ward", "room", "hospi
 _IS_AT = re.compile(
     r"(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
     r"(?:'s|'re|\s+is|\s+are|\s+has|\s+have)(?:\s+(?i:now|still|also|been|currently))*\s+at\s+" + _ORG
-    + r"(?![\w&'.-])(?!\s+(?i:for(?!\s+(?:\w+\s+)?(?:years?|months|decades?|ages|a\s+while)\b)|with|tonight|today|this|right|on|until|till|visiting)\b)")
+    + r"(?![\w&'.-])(?!\s+(?i:for(?!\s+(?:\w+\s+)?(?:years?|months|decades?|ages|a\s+while)\b)|with|tonight|"
+    r"today|this|right|on|until|till|visiting)\b)")
 # "here in Tucson": where the user is
 _HERE_IN = re.compile(r"\b(?i:here\s+in)\s+" + _PLACE)
 # Where someone is from: "I'm originally from Cork", "she grew up in Leeds", "my hometown is Ipoh"
