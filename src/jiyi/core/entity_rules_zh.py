@@ -86,6 +86,12 @@ _WORK = re.compile(r"(?:在|去|加入了?)(?P<org>[A-Za-z][\w&.-]*|(?:(?!在)[\
 _AT_SCHOOL = re.compile(r"(?:在|转到了?|转学到|转进了?|考上了?)"
                         r"(?P<org>(?:(?!在|转|我|你|他|她)[\u4e00-\u9fffA-Za-z]){2,12}?"
                         r"(?:" + "|".join(organisations_zh.SCHOOLS) + r"))(?:了|读书|上学|念书)?$")
+# 在呼和浩特开了个奶茶馆 (叫草原情), 阿弟在苏州开了个厂叫德顺五金, 经营一家五金厂: a business someone opened or runs,
+# whose name is said after it (here or in the clause after) — theirs, where it is. Not 开会, 开车 (no shop word), nor
+# 开了个会 (会 is no business).
+_OPENED = re.compile(r"(?:在(?P<place>[\u4e00-\u9fffA-Za-z]{2,8}?))?(?:开了|开|经营|办了)(?:一)?(?:个|家|间)?"
+                     r"(?P<kind>[\u4e00-\u9fff]{0,4}?(?:店|馆|厂|公司|民宿|酒楼|饭店|餐厅|工作室|超市|诊所|铺子))"
+                     r"(?:(?:叫做?|名叫)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,8}))?$")
 # 公司叫云栈科技, 叫金凤: the name of an organisation described in the clause before
 _NAMED_LATER = re.compile(r"^(?P<noun>(?:公司|厂|店|那家|这家|单位)(?:的名字)?)?(?:叫做?|名叫|名字叫)"
                           r"(?P<org>[A-Za-z][\w&. -]*|[\u4e00-\u9fff]{2,8})$")
@@ -635,7 +641,8 @@ def claims(text: str) -> list[Claim]:
         said_before = len(found)
         later = _NAMED_LATER.match(clause)
         if later and described is not None and not _NOT_A_NAME_SAID.search(later.group("org")) and (
-                later.group("noun") or _is_proper_noun_phrase(later.group("org"))):
+                later.group("noun") or _is_proper_noun_phrase(later.group("org")) or described[1] == "owns"):
+            # after 开了家奶茶店, 叫一口甜 is the shop's name whatever words make it
             # 我在滨江一家做电商的公司写后端 公司叫云栈科技: the name of the one described; 叫 alone after it too
             who, relation, placed = described
             org = named(later.group("org"), "organisation")
@@ -668,6 +675,16 @@ def claims(text: str) -> list[Claim]:
         if running is not None and (work := _WORK.search(clause)) and not _wished(clause, work.start()) and \
                 (somewhere := _described(work.group("org"))) is not None:
             described = (running, _VERB_KIND.get(work.group("verb"), "works_at"), somewhere)
+        opened = _OPENED.search(clause) if running is not None else None
+        if running is not None and opened is not None and not _wished(clause, opened.start()):
+            places = tuple(w for w in rjieba.cut(opened.group("place") or "") if places_zh.is_place(w))
+            business = organisations_zh.Placed(opened.group("kind"), places, opened.group("kind"))
+            if opened.group("org"):
+                org = named(opened.group("org"), "organisation")
+                found += [Claim(running, "owns", org), *[Claim(org, "located_in", named(places[-1], "place"))
+                                                          for _ in places[-1:]]]
+            else:
+                described = (running, "owns", business)  # named in the clause after: 叫草原情
         found += introduced
         if wished_before and clause.startswith(_GOES_ON):
             continue  # 打算直接找工作，去教育科技公司做课程研发: the plan goes on into the clause it opens
