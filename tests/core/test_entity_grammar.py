@@ -165,3 +165,23 @@ def test_being_somewhere_for_a_while_or_the_user_there_is_no_job() -> None:
     graph, _ = run("my flatmate Oskar is at Heathrow for his flight", "I'm at Lidl buying bread",
                    "Oskar is at Christmas markets all week", "Oskar's at Wembley tonight")
     assert {r for r in relations(graph) if r[1] == "works_at"} == set()
+
+
+def test_zhu_with_the_place_straight_after_it_is_a_home() -> None:
+    graph, _ = run("我表姐现在住绍兴", "我住深圳福田，上班近")
+    assert {("表姐", "lives_in", "绍兴"), (USER, "lives_in", "福田"), ("福田", "part_of", "深圳")} <= relations(graph)
+
+
+def test_zhu_in_a_hotel_at_mine_or_only_planned_is_no_home_of_that_place() -> None:
+    graph, _ = run("出差住酒店", "我打算住杭州", "我住城中村", "记住北京的地址")
+    assert {r for r in relations(graph) if r[1] == "lives_in"} == set()
+
+
+def test_the_home_village_someone_is_at_now() -> None:
+    graph, _ = run("我老婆在南阳老家带孩子", "我表妹回衡阳老家了")
+    assert {("老婆", "lives_in", "南阳"), ("表妹", "lives_in", "衡阳")} <= relations(graph)
+
+
+def test_a_holiday_trip_home_or_where_one_is_from_is_not_where_one_lives() -> None:
+    graph, _ = run("过年回信阳老家", "我老家在衡阳", "春节我回到衡阳老家了")
+    assert {r for r in relations(graph) if r[1] == "lives_in"} == set()

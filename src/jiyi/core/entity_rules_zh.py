@@ -100,6 +100,10 @@ _JOINED = re.compile(r"(?:入职|跳槽到|跳槽去|加入|offer签了?)(?P<org
 _ADMITTED = re.compile(r"(?:保研到|考研考到)(?P<org>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:录取|了|$)|"
                        r"被(?P<by>[\u4e00-\u9fffA-Za-z]{2,6}?)录取")  # not 被差评了: 被 alone is any passive
 _LIVES = re.compile(r"(?:住在|搬到了?|搬去了?|搬来了?|租在|定居在?|安家在?)(?P<rest>.+)")
+# 在周口老家带娃, 她回浏阳老家了: the home place where someone is now (not 过年回潍坊老家: a visit, said without 了;
+# not 我老家在…: where one is from)
+_HOME_PLACE = re.compile(r"(?:在|回到?)(?P<place>[\u4e00-\u9fff]{2,4}?)老家(?:了$|(?!了))")
+_VISIT = re.compile(r"^回|过年|春节|清明|国庆|放假")
 _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
 # 搬到Subang了, 住在Cheras: a place abroad written in Latin letters, capitalised as a name is
 _CAME_TO = re.compile(r"(?<![回出起过下上进原本后未将])来(?:了|到)?(?P<place>[\u4e00-\u9fff]{2,4}?)"
@@ -529,6 +533,13 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
                 (first[1].startswith(("ns", "nr", "nz")) or places_zh.is_place(first[0])
                  or _LATIN_PLACE.fullmatch(first[0])):
             found.append(Claim(subject, "lives_in", named(first[0], "place")))
+    if not lives:
+        found += _lives_bare(clause, subject)
+    home = _HOME_PLACE.search(clause)
+    if home and not _wished(clause, home.start()) and places_zh.is_place(home.group("place")) and \
+            not (home.group().startswith("回") and not home.group().endswith("了")) and \
+            not _VISIT.search(clause[:home.start()]):
+        found.append(Claim(subject, "lives_in", named(home.group("place"), "place")))
     shared = _LIVES_WITH.search(clause)
     if shared and not _wished(clause, shared.start()):
         other = _housemate(shared.group("with")) if shared.group("with") else pronoun("they")
@@ -544,6 +555,27 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
     if came and subject is not ME and not _wished(clause, came.start()) and places_zh.is_place(came.group("place")):
         # 婆婆来杭州帮我们带娃: 来 is towards the one speaking, so the user is where someone else came to
         found.append(Claim(ME, "lives_in", named(came.group("place"), "place"), inferred=True))
+    return found
+
+
+# rjieba joins 住 to the word before it (我住, 还住): 记住, 留住, 站住 are other verbs
+_LIVE_WORDS = frozenset(("住", "我住", "你住", "他住", "她住", "俺住", "咱住", "还住", "也住", "都住", "就住"))
+
+
+def _lives_bare(clause: str, subject: Ref) -> list[Claim]:
+    """她现在住杭州, 我住广州天河: 住 with the place straight after it, no 在 (住酒店, 住院, 住我那儿: no place); the
+    last of the places said is the home, each in the one before."""
+    words = [w for w in rjieba.cut(clause) if w.strip()]
+    found: list[Claim] = []
+    for at, word in enumerate(words):
+        if word not in _LIVE_WORDS or _wished(clause, len("".join(words[:at]))):
+            continue
+        places = list(itertools.takewhile(places_zh.is_place, words[at + 1:]))
+        if places:
+            refs = [named(p, "place") for p in places]
+            found.append(Claim(subject, "lives_in", refs[-1]))
+            found += [Claim(smaller, "part_of", bigger) for bigger, smaller in itertools.pairwise(refs)]
+        break
     return found
 
 
