@@ -185,3 +185,13 @@ def test_the_home_village_someone_is_at_now() -> None:
 def test_a_holiday_trip_home_or_where_one_is_from_is_not_where_one_lives() -> None:
     graph, _ = run("过年回信阳老家", "我老家在衡阳", "春节我回到衡阳老家了")
     assert {r for r in relations(graph) if r[1] == "lives_in"} == set()
+
+
+def test_parent_words_of_other_home_languages_name_the_parent() -> None:
+    graph, _ = run("Abbu has booked the tickets", "Nanay called from home last night")
+    assert {("Abbu", "father_of", USER), ("Nanay", "mother_of", USER)} <= relations(graph)
+
+
+def test_a_parent_word_inside_a_sentence_names_no_parent_of_the_user() -> None:
+    graph, _ = run("the kids were screaming for their mummy all night", "her daddy has a boat")
+    assert {r for r in relations(graph) if r[1] in ("mother_of", "father_of") and r[2] == USER} == set()

@@ -59,8 +59,13 @@ PETS = ("dog", "cat", "puppy", "pup", "kitten", "kitty", "beagle", "kelpie", "la
 UNIQUE = frozenset(("mom", "mum", "mother", "dad", "father", "wife", "husband", "partner", "boyfriend", "girlfriend",
                     "boss", "manager", "mother-in-law", "father-in-law", "landlord", "landlady"))
 # Parent words used as a name at the start of a sentence ("Amma called", "Mum says").
+# Also the words of the families who chat in English with another home language: Ammi / Abbu (Urdu), Nanay / Tatay
+# (Tagalog), Umma (Korean), Mam / Mammy (Ireland, the north of England), Mummy / Daddy.
 PARENT_NAMES = {"mom": "mother_of", "mum": "mother_of", "mama": "mother_of", "amma": "mother_of", "ma": "mother_of",
-                "dad": "father_of", "papa": "father_of", "appa": "father_of", "pa": "father_of"}
+                "dad": "father_of", "papa": "father_of", "appa": "father_of", "pa": "father_of",
+                "mummy": "mother_of", "mommy": "mother_of", "mam": "mother_of", "mammy": "mother_of",
+                "ammi": "mother_of", "nanay": "mother_of", "umma": "mother_of", "daddy": "father_of",
+                "abbu": "father_of", "tatay": "father_of"}
 THINGS = ("car", "truck", "ute", "van", "bike", "motorbike", "scooter", "boat")
 # Words that follow a kinship term without being a name ("my brother just called", "my mom and I").
 NOT_NAMES = frozenset("""a an the and or but so is was are were has had have just also still now then who that which
@@ -181,7 +186,7 @@ _TOGETHER = re.compile(r"\b(?P<name>[A-Za-z][a-z'-]+)\s+and\s+i\s+(?:have\s+been
 _KIDS = re.compile(r"\b(?:my|our)\s+(?P<term>girls|boys|kids|daughters|sons|twins)\s+(?P<a>[A-Z][a-z]+)\s+and\s+"
                    r"(?P<b>[A-Z][a-z]+)")
 _KID_RELATION = {"girls": "daughter_of", "daughters": "daughter_of", "boys": "son_of", "sons": "son_of"}
-_PARENT_START = re.compile(r"^(?P<name>" + "|".join(PARENT_NAMES) + r")\s+(?:called|rang|says|said|texted|sent|is|was|"
+_PARENT_START = re.compile(r"^(?P<name>" + "|".join(PARENT_NAMES) + r")\s+(?:called|rang|says|said|texted|sent|is|was|has|had|just|keeps|still|"
                            r"wants|thinks|told|asked|came|came over|visited)\b", _I)
 _MY_TERM_ALONE = re.compile(r"\b(?P<owner>my|our)\s+(?P<term>" + "|".join(sorted(map(re.escape, UNIQUE), key=len,
                                                                                     reverse=True)) + r")\b", _I)
