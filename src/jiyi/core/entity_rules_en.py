@@ -186,8 +186,8 @@ _TOGETHER = re.compile(r"\b(?P<name>[A-Za-z][a-z'-]+)\s+and\s+i\s+(?:have\s+been
 _KIDS = re.compile(r"\b(?:my|our)\s+(?P<term>girls|boys|kids|daughters|sons|twins)\s+(?P<a>[A-Z][a-z]+)\s+and\s+"
                    r"(?P<b>[A-Z][a-z]+)")
 _KID_RELATION = {"girls": "daughter_of", "daughters": "daughter_of", "boys": "son_of", "sons": "son_of"}
-_PARENT_START = re.compile(r"^(?P<name>" + "|".join(PARENT_NAMES) + r")\s+(?:called|rang|says|said|texted|sent|is|was|has|had|just|keeps|still|"
-                           r"wants|thinks|told|asked|came|came over|visited)\b", _I)
+_PARENT_START = re.compile(r"^(?P<name>" + "|".join(PARENT_NAMES) + r")\s+(?:called|rang|says|said|texted|sent|is|was|"
+                           r"has|had|just|keeps|still|wants|thinks|told|asked|came|came over|visited)\b", _I)
 _MY_TERM_ALONE = re.compile(r"\b(?P<owner>my|our)\s+(?P<term>" + "|".join(sorted(map(re.escape, UNIQUE), key=len,
                                                                                     reverse=True)) + r")\b", _I)
 # Also a lowercase word ("first day at amazon"): then only an organisation the graph already knows is meant.
