@@ -112,8 +112,10 @@ _MY_TERM_IS_NAME = re.compile(
     _I)
 # "I have a sister named Priya", "we just adopted a kitten called Miso", "I've got a new roommate, Jess"
 # "seeing a guy named Marc", "this girl called Aoife": someone introduced by a name, whom a pronoun then means
-_SOMEONE_NAMED = re.compile(r"\b(?i:a|an|this|some|that)\s+(?:[a-z]+\s+)?(?i:guy|girl|man|woman|lady|bloke|dude|"
-                            r"fella|chap|boy|lad|lass)\s+(?i:named|called)\s+(?P<name>[A-Z][a-zA-Z-]+)\b")
+# "this guy Kabir from my college": "this" or "that" introduce as well without "named"
+_SOMEONE_NAMED = re.compile(r"\b(?:(?i:a|an|this|some|that)\s+(?:[a-z]+\s+)?(?i:guy|girl|man|woman|lady|bloke|dude|"
+                            r"fella|chap|boy|lad|lass)\s+(?i:named|called)|(?i:this|that)\s+(?i:guy|girl|man|woman|"
+                            r"lady|bloke|dude|fella|chap|boy|lad|lass))\s+(?P<name>[A-Z][a-zA-Z-]+)\b")
 _HAVE_A_TERM_NAMED = re.compile(
     r"\b(?P<who>I|we|We|i)\s+(?:\w+\s+){0,2}?(?:have|had|got|adopted|rescued|brought\s+home|met|getting|'ve\s+got)\s+"
     r"(?:a|an|another)\s+(?P<adj>(?i:" + _ADJECTIVES + r"))(?P<term>(?i:" + _KIN_TERMS + "|" + _PET_TERMS + r"))"
