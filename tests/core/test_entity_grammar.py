@@ -195,3 +195,20 @@ def test_parent_words_of_other_home_languages_name_the_parent() -> None:
 def test_a_parent_word_inside_a_sentence_names_no_parent_of_the_user() -> None:
     graph, _ = run("the kids were screaming for their mummy all night", "her daddy has a boat")
     assert {r for r in relations(graph) if r[1] in ("mother_of", "father_of") and r[2] == USER} == set()
+
+
+def test_cantonese_and_shanghainese_words_read_as_their_mandarin_ones() -> None:
+    graph, _ = run("我细佬喺佛山美的集团做设计", "家婆喺肇庆自己住", "阿拉阿姐在宁波开了个花店 叫小满花坊")
+    assert {("细佬", "brother_of", USER), ("细佬", "works_at", "美的集团"), ("家婆", "mother_in_law_of", USER),
+            ("阿姐", "sister_of", USER), ("小满花坊", "located_in", "宁波")} <= relations(graph)
+
+
+def test_working_from_home_laughter_or_arabic_is_no_one_and_nowhere() -> None:
+    graph, _ = run("老细批咗我喺屋企做嘢", "哈哈多谢 下周开始喺超市做兼职", "我在学阿拉伯语")
+    assert not any(r[2] == "屋企" or r[0] in ("哈哈", "阿拉伯语") for r in relations(graph))
+
+
+def test_this_guy_and_a_name_is_whom_he_means_after_it() -> None:
+    graph, _ = run("my sister Ada is in Cork", "so there's this guy Tomas from work, he's in Dublin now")
+    assert ("Tomas", "lives_in", "Dublin") in relations(graph)
+    assert ("Ada", "lives_in", "Dublin") not in relations(graph)

@@ -49,10 +49,15 @@ KIN: dict[str, tuple[str, str | None]] = {
     **dict.fromkeys(("公公", "岳父", "老丈人"), ("father_in_law_of", "m")),
     **dict.fromkeys(("奶奶", "外婆", "姥姥"), ("grandmother_of", "f")),
     **dict.fromkeys(("爷爷", "外公", "姥爷"), ("grandfather_of", "m")),
+    # Cantonese and Wu (Shanghainese) words for the same relatives
+    **dict.fromkeys(("细妹", "家姐", "阿姐"), ("sister_of", "f")),
+    **dict.fromkeys(("细佬", "阿哥", "阿弟"), ("brother_of", "m")),
+    "老豆": ("father_of", "m"), "家婆": ("mother_in_law_of", "f"), "家公": ("father_in_law_of", "m"),
+    **dict.fromkeys(("大仔", "细仔"), ("son_of", "m")), **dict.fromkeys(("阿嫲", "嫲嫲"), ("grandmother_of", "f")),
 }
 # Terms one person holds in a user's life at a time: said without a name ("我妈", "婆婆来杭州"), the term is the name.
 UNIQUE = frozenset("妈 妈妈 老妈 母亲 爸 爸爸 老爸 父亲 老公 丈夫 老婆 妻子 媳妇 老伴 男朋友 男友 女朋友 女友 对象 "
-                   "婆婆 公公 岳母 岳父 丈母娘 老板".split())
+                   "婆婆 公公 岳母 岳父 丈母娘 老板 老豆 家婆 家公".split())
 PETS = tuple("橘猫 猫咪 小猫 猫 狗狗 小狗 狗 柯基 金毛 泰迪 柴犬 哈士奇 拉布拉多 边牧 比熊 布偶 英短 美短 鹦鹉 八哥 "
               "仓鼠 兔子 乌龟 金鱼 鱼 龙猫 刺猬".split())
 # Tags of a word that cannot be a name: verbs, adverbs, prepositions, pronouns, conjunctions, particles, numbers.
@@ -65,7 +70,8 @@ _NAME_TAGS = ("nr", "nrt", "nrfg", "nz", "eng")
 _PERSON_TAGS = ("nr", "nrt", "nrfg")
 _TIME_WORDS = frozenset("今天 明天 昨天 后天 现在 最近 刚才 刚刚 早上 晚上 下午 上午 中午 周末 今年 去年 明年 "
                         "平时 一直 已经 今晚 昨晚 这周 下周 上周 这个 那个 一起 一下 终于 居然 突然 其实 真的".split())
-_NOT_PLACES = frozenset("这里 那里 家里 一起 附近 公司 学校 楼下 外面 里面 旁边 这边 那边 单位 宿舍 老家 家".split())
+_NOT_PLACES = frozenset("这里 那里 家里 一起 附近 公司 学校 楼下 外面 里面 旁边 这边 那边 单位 宿舍 老家 家 "
+                        "屋企 屋里 屋头".split())  # 屋企 (Cantonese), 屋里, 屋头: home
 
 _KIN_TERMS = "|".join(sorted(KIN, key=len, reverse=True))
 _PET_TERMS = "|".join(sorted(PETS, key=len, reverse=True))
@@ -401,7 +407,8 @@ def _person_at_start(clause: str) -> str | None:
         word, tag = clause[:2], "nr"  # 老蔡被调去…: the dictionary split 老 from the surname
     if not (2 <= len(word) <= 3 and _HAN.fullmatch(word)) or word in KIN or word in _TIME_WORDS or not_a_name_zh(word):
         return None
-    doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v", "m", "q"))
+    # 哈哈, 嘿嘿 (onomatopoeia, interjections) are doubled too and are nobody
+    doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v", "m", "q", "o", "e", "y"))
     surname = len(word) == 2 and word[0] == "老" and tag == "t"
     return word if tag in _PERSON_TAGS or doubled or surname else None
 
@@ -642,8 +649,16 @@ def _endings(clause: str, subject: Ref) -> list[Claim]:
     return found
 
 
+# Cantonese written words with a Mandarin one the rules read: 喺 (在), 咗 (了), 嘅 (的), 嗰 (那). Each is
+# Cantonese only, so a Mandarin text is left as it is (系 and 同 are Mandarin words too: not here).
+_CANTONESE = str.maketrans({"喺": "在", "咗": "了", "嘅": "的", "嗰": "那"})
+# Shanghainese 阿拉 is 我 / 我们 (阿拉阿弟: my brother), not in 阿拉伯, 阿拉丁, 阿拉斯加, 阿拉善
+_WU_I = re.compile(r"阿拉(?![伯丁斯善])")
+
+
 def claims(text: str) -> list[Claim]:
     text = _TITLE.sub(" ", text)  # 学生写《我的父亲》: a title names no one of the user's life
+    text = _WU_I.sub("我", text.translate(_CANTONESE))  # 我细妹喺香港玛丽医院做护士: 在
     found: list[Claim] = []
     for m in _COMPANY_NAMED.finditer(text):
         first = _first_word(m.group("place"))
