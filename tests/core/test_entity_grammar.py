@@ -212,3 +212,16 @@ def test_this_guy_and_a_name_is_whom_he_means_after_it() -> None:
     graph, _ = run("my sister Ada is in Cork", "so there's this guy Tomas from work, he's in Dublin now")
     assert ("Tomas", "lives_in", "Dublin") in relations(graph)
     assert ("Ada", "lives_in", "Dublin") not in relations(graph)
+
+
+def test_found_work_or_an_apprenticeship_at_an_organisation_is_a_job_there() -> None:
+    graph, _ = run("my nephew Kai found work at Ocado", "Kai's brother Rui started his apprenticeship with Siemens "
+                   "up in Leeds")
+    assert {("Kai", "works_at", "Ocado"), ("Rui", "works_at", "Siemens"), ("Rui", "lives_in", "Leeds")} \
+        <= relations(graph)
+    assert ("Siemens", "located_in", "Leeds") not in relations(graph)
+
+
+def test_work_only_hoped_for_or_never_found_is_no_job() -> None:
+    graph, _ = run("my nephew Kai might have found work at Ocado", "Kai never found work at Tesco")
+    assert {r for r in relations(graph) if r[1] == "works_at"} == set()

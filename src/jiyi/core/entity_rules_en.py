@@ -169,7 +169,9 @@ _NOT_BEFORE_A_BRANCH = r"\b(?!\s+(?i:office|branch|campus|site|location|outlet|p
 _PLACE = r"(?P<place>[A-Z][a-zA-Z.-]+(?:\s+[A-Z][a-zA-Z.-]+)*)"
 _WORKS = re.compile(
     _SUBJECT + r"(?P<verb>(?i:(?:work|works|worked|working|temping|interning|volunteer|volunteers|volunteering|teach|"
-    r"teaches|teaching|taught|(?:picked up\s+)?(?:extra\s+)?shifts?|(?:got\s+)?(?:a\s+)?(?:new\s+)?job)\s+"
+    r"teaches|teaching|taught|(?:picked up\s+)?(?:extra\s+)?shifts?|(?:got\s+)?(?:a\s+)?(?:new\s+)?job|"
+    r"(?:found|got|landed|started|starting|began)\s+(?:(?:a|an|his|her|my|their)\s+)?(?:new\s+)?(?:[\w-]+\s+)?"
+    r"(?:work|apprenticeship|traineeship|gig|contract))\s+"
     r"(?:[\w-]+\s+){0,3}?"
     r"|(?:started|starting|hired)\s+(?:work(?:ing)?\s+)?))(?:at|for|with)\s+" + _ORG + _NOT_BEFORE_A_BRANCH)
 _SHIFT_AT = re.compile(r"\b(?i:shift|shifts|rotation|placement)\s+at\s+" + _ORG + _NOT_BEFORE_A_BRANCH)
@@ -552,7 +554,8 @@ def _places_and_work(sentence: str, lowercase: bool = False) -> list[Claim]:
     for m in _WORKS.finditer(sentence):
         org = named(_org(m.group("org")), "organisation")
         relation = "volunteers_at" if m.group("verb").casefold().startswith("volunteer") else "works_at"
-        found += [Claim(_a_person(who, m), relation, org) for who in _subjects(m)] + _located(sentence, m, org)
+        workers = [_a_person(who, m) for who in _subjects(m)]
+        found += [Claim(who, relation, org) for who in workers] + _located(sentence, m, org, workers)
     for m in _SHIFT_AT.finditer(sentence):
         if not found and m.group("org")[0].isupper():
             shift = named(_org(m.group("org")), "organisation")
@@ -660,14 +663,21 @@ def _thing(word: str, determiner: str, old: str | None) -> Ref:
 
 # "Northside ISD in San Antonio", "Alamo Heights, San Antonio": where an organisation is, what a place is part of
 # also "Lamar Middle School here in Austin", "Malik Pharmacy on Stratford Road in Sparkhill": a street on the way
-_IN_PLACE = re.compile(r",?\s+(?:on\s+(?:[A-Z][\w.'-]*\s+)+)?(?:here\s+|out\s+|over\s+|up\s+)?(?:in|near)\s+"
+_IN_PLACE = re.compile(r",?\s+(?:on\s+(?:[A-Z][\w.'-]*\s+)+)?(?:here\s+|(?P<away>out|over|up|down)\s+)?(?:in|near)\s+"
                        + _PLACE)
 _COMMA_PLACE = re.compile(r",\s+" + _PLACE + r"(?=\s*(?:$|[.!;,]))")
 
 
-def _located(sentence: str, m: re.Match[str], org: Ref) -> list[Claim]:
+def _located(sentence: str, m: re.Match[str], org: Ref, who: list[Ref] | None = None) -> list[Claim]:
+    """Where the organisation is. "with Ergon up in Cairns", "for Glencore out at Mount Isa": up, out, over or down
+    say where the one working is, far from the user — where the subjects (`who`) live, not where the firm is."""
     where = _IN_PLACE.match(sentence, m.end("org"))
-    return [Claim(org, "located_in", named(_place(where.group("place")), "place"))] if where else []
+    if where is None:
+        return []
+    place = named(_place(where.group("place")), "place")
+    if where.group("away"):
+        return [Claim(one, "lives_in", place) for one in who or []]
+    return [Claim(org, "located_in", place)]
 
 
 def _part_of(sentence: str, m: re.Match[str], place: Ref) -> list[Claim]:
