@@ -225,3 +225,15 @@ def test_found_work_or_an_apprenticeship_at_an_organisation_is_a_job_there() -> 
 def test_work_only_hoped_for_or_never_found_is_no_job() -> None:
     graph, _ = run("my nephew Kai might have found work at Ocado", "Kai never found work at Tesco")
     assert {r for r in relations(graph) if r[1] == "works_at"} == set()
+
+
+def test_where_someone_rang_from_is_where_they_are_unless_a_home_is_said() -> None:
+    graph, _ = run("my cousin Tadeo rang from Valencia last night", "my aunt Rosa lives in Murcia",
+                   "Rosa called from Seville")
+    assert {("Tadeo", "lives_in", "Valencia"), ("Rosa", "lives_in", "Murcia")} <= relations(graph)
+    assert ("Rosa", "lives_in", "Seville") not in relations(graph)
+
+
+def test_a_call_from_somewhere_that_is_no_town_places_no_one() -> None:
+    graph, _ = run("my cousin Tadeo called from the airport", "Tadeo rang from Christmas dinner")
+    assert {r for r in relations(graph) if r[1] == "lives_in"} == set()

@@ -270,6 +270,12 @@ _IS_AT = re.compile(
     r"(?:'s|'re|\s+is|\s+are|\s+has|\s+have)(?:\s+(?i:now|still|also|been|currently))*\s+at\s+" + _ORG
     + r"(?![\w&'.-])(?!\s+(?i:for(?!\s+(?:\w+\s+)?(?:years?|months|decades?|ages|a\s+while)\b)|with|tonight|"
     r"today|this|right|on|until|till|visiting)\b)")
+# "daughter Kylie rang from Cairns", "bhaiya called from Dubai": where someone calls from is where they are, as a
+# guess (inferred: a home said outright wins; "called from the airport" is no town, lowercase)
+_CALLED_FROM = re.compile(
+    r"(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)\s+(?:(?:just|also)\s+)?"
+    r"(?i:called|call|calls|rang|rings|phoned|phones|texted|video\s+called|facetimed)\s+(?:(?i:me|us)\s+)?"
+    r"(?i:from)\s+" + _PLACE + r"(?![\w.-])")
 # "here in Tucson": where the user is
 _HERE_IN = re.compile(r"\b(?i:here\s+in)\s+" + _PLACE)
 # Where someone is from: "I'm originally from Cork", "she grew up in Leeds", "my hometown is Ipoh"
@@ -619,6 +625,10 @@ def _roles_and_homes(sentence: str, lowercase: bool = False) -> list[Claim]:
     for m in _ADMITTED.finditer(sentence):
         if _is_subject(m.group("subj")):
             found.append(Claim(_subject(m.group("subj")), "admitted_to", named(_org(m.group("org")), "organisation")))
+    for m in _CALLED_FROM.finditer(sentence):
+        if _is_subject(m.group("subj")) and not not_a_name_en(m.group("place").split()[0]):
+            found.append(Claim(_a_person(_subject(m.group("subj")), m), "lives_in",
+                               named(_place(m.group("place")), "place"), inferred=True))
     for m in _IS_AT.finditer(sentence):
         said = _org(m.group("org"))
         if _is_subject(m.group("subj")) and said[0].isupper() and not not_a_name_en(said.split()[0]):
