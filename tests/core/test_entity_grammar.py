@@ -237,3 +237,17 @@ def test_where_someone_rang_from_is_where_they_are_unless_a_home_is_said() -> No
 def test_a_call_from_somewhere_that_is_no_town_places_no_one() -> None:
     graph, _ = run("my cousin Tadeo called from the airport", "Tadeo rang from Christmas dinner")
     assert {r for r in relations(graph) if r[1] == "lives_in"} == set()
+
+
+def test_the_name_everyone_calls_someone_names_the_one_just_spoken_of() -> None:
+    graph, _ = run("我老公姓韩，大家都叫他老韩，在宝钢上班", "我导师叫陈志远，组里私下都叫他陈老板")
+    assert {("老韩", "husband_of", USER), ("老韩", "works_at", "宝钢"), ("陈志远", "advisor_of", USER)} \
+        <= relations(graph)
+    teacher = next(e for e in graph.entities.values() if e.name == "陈志远")
+    assert "陈老板" in teacher.surface_forms()
+
+
+def test_a_nickname_said_of_no_one_known_or_the_user_names_no_one() -> None:
+    graph, _ = run("大家都叫他老黑", "他叫我小胖", "我们管她叫什么来着")
+    assert relations(graph) == set()
+    assert not any(r[0] == "大家" for r in relations(graph))

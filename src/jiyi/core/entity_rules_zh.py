@@ -235,6 +235,14 @@ _THEIR_KIN_AT_START = re.compile(r"^(?:(?P<pron>他|她)|(?P<name>[A-Za-z]+|[\u4
 # 小名娟子, 大名叫刘德强: another name of whom the clauses before were about; they stay its subject
 _ANOTHER_NAME = re.compile(r"^(?:小名|大名|外号|昵称|网名|英文名|全名|乳名)(?:叫做?|是)?"
                            r"(?P<name>[A-Za-z][A-Za-z'-]+|[\u4e00-\u9fff]{2,3})$")
+# 大家都叫他老周, 组里私下都叫他吴老板, 我们管她叫小雅: the name others call the one just spoken of (not 他叫我…)
+_NICKNAMED = re.compile(r"^(?:大家|我们|别人|同事们?|朋友们?|家里人|邻居们?|组里|村里人?|厂里|院里)?(?:私下)?"
+                        r"(?:都|一般|平时)?(?:叫|喊|管)(?P<pron>他|她)(?:叫)?"
+                        r"(?P<name>[A-Za-z][A-Za-z'-]+|[\u4e00-\u9fff]{2,3})$")
+# 现在的丈夫姓周 / 我老公姓周: the clause before introduced a relative of the user by the term alone
+# (我导师叫王立新: the given name, of which the one everyone uses is another)
+_KIN_BEFORE = re.compile(r"^(?:我的?|俺的?|我现在的|现在的)?(?P<term>" + _KIN_TERMS + r")(?:姓|是|$|叫做?"
+                         r"(?P<given>[\u4e00-\u9fff]{2,3}|[A-Za-z][A-Za-z'-]+)$)")
 _LITTLE_NAME_AT_START = re.compile(r"^[小阿](?:[A-Za-z]+|[\u4e00-\u9fff])")
 _LITTLE_LATIN = re.compile(r"[小阿][A-Za-z]+")
 _LATIN_OWNER = re.compile(r"(?:[小阿老]?[A-Za-z][A-Za-z'-]*)$")
@@ -706,6 +714,19 @@ def claims(text: str) -> list[Claim]:
             found.append(Claim(named(person, "person", *([term] if term else [])), KIN[term][0], running)
                          if term is not None and running is not None else Claim(named(person, "person")))
             running, previous = named(person, "person"), clause
+            continue
+        nickname = _NICKNAMED.match(clause)
+        if nickname is not None and nickname.group("name") not in KIN and not not_a_name_zh(nickname.group("name")):
+            # 现在的丈夫姓周，大家都叫他老周，在昆钢…: the one the clause before spoke of, by the name everyone uses
+            name, kin = nickname.group("name"), _KIN_BEFORE.match(previous)
+            if running is not None and running.name and running.kind == "person":
+                found.append(Claim(named(running.name, "person", name)))
+            elif kin is not None:
+                term, given = kin.group("term"), kin.group("given")
+                found.append(Claim(named(given, "person", term, f"我{term}", name) if given else
+                                   named(name, "person", term, f"我{term}"), KIN[term][0], ME))
+                running = named(given or name, "person")
+            previous = clause
             continue
         previous = clause
         another = _ANOTHER_NAME.match(clause)
