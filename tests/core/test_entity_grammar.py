@@ -251,3 +251,15 @@ def test_a_nickname_said_of_no_one_known_or_the_user_names_no_one() -> None:
     graph, _ = run("大家都叫他老黑", "他叫我小胖", "我们管她叫什么来着")
     assert relations(graph) == set()
     assert not any(r[0] == "大家" for r in relations(graph))
+
+
+def test_parents_said_together_or_as_they_right_after_live_there_each() -> None:
+    graph, _ = run("我爸妈都在洛阳", "跟俺爹妈打了电话 他们还在南阳")
+    assert {("妈", "lives_in", "南阳"), ("爸", "lives_in", "南阳")} <= relations(graph)
+    graph, _ = run("我爸妈一直在洛阳")
+    assert {("妈", "lives_in", "洛阳"), ("爸", "lives_in", "洛阳")} <= relations(graph)
+
+
+def test_parents_only_planning_someone_elses_parents_or_a_they_of_no_one_are_nowhere() -> None:
+    graph, _ = run("我爸妈打算搬到杭州", "她爸妈都在成都", "他们在宜昌")
+    assert {r for r in relations(graph) if r[1] == "lives_in"} == set()

@@ -243,6 +243,11 @@ _NICKNAMED = re.compile(r"^(?:大家|我们|别人|同事们?|朋友们?|家里�
 # (我导师叫王立新: the given name, of which the one everyone uses is another)
 _KIN_BEFORE = re.compile(r"^(?:我的?|俺的?|我现在的|现在的)?(?P<term>" + _KIN_TERMS + r")(?:姓|是|$|叫做?"
                          r"(?P<given>[\u4e00-\u9fff]{2,3}|[A-Za-z][A-Za-z'-]+)$)")
+# The user's parents said together, as a clause's subject, and 他们 right after a clause that spoke of them
+_PARENTS = re.compile(r"^(?:我|俺|咱)?(?:的)?(?:爸妈|父母|爹妈|爸爸妈妈)(?:都|也|还|一直|现在)*")
+_PARENTS_SAID = re.compile(r"(?:我|俺|咱|跟|和|给)(?:的)?(?:爸妈|父母|爹妈|爸爸妈妈)")
+_THEM = re.compile(r"^他们(?:都|也|还|一直|现在)*")
+_HOMES = frozenset({"lives_in", "lives_with"})
 _LITTLE_NAME_AT_START = re.compile(r"^[小阿](?:[A-Za-z]+|[\u4e00-\u9fff])")
 _LITTLE_LATIN = re.compile(r"[小阿][A-Za-z]+")
 _LATIN_OWNER = re.compile(r"(?:[小阿老]?[A-Za-z][A-Za-z'-]*)$")
@@ -685,6 +690,7 @@ def claims(text: str) -> list[Claim]:
     previous = ""
     wished_before = False  # the clause before said a wish or a plan
     org_said = False  # a clause before spoke of an organisation
+    parents_before = False  # the clause before spoke of the user's parents: 他们 is them
     for clause in clauses:
         where = _ORG_IS_AT.fullmatch(clause) if org_before is not False else None
         if where is not None:
@@ -761,6 +767,13 @@ def claims(text: str) -> list[Claim]:
             found.append(Claim(running))  # 弟弟来上海出差: the brother is someone, whatever else the clause says
         if running is not None:
             found += _relations(clause, running) + _endings(clause, running)
+        parents = _PARENTS.match(clause) or (_THEM.match(clause) if parents_before else None)
+        if parents is not None and not _wished(clause, parents.end()):
+            # 我爸妈都在乐山 / 跟爸妈说了 他们在宜昌: what follows is said of each parent
+            rest = clause[parents.end():]
+            for term, relation in (("妈", "mother_of"), ("爸", "father_of")):
+                found += [c for c in _relations(rest, kin_of(ME, relation, f"我{term}")) if c.relation in _HOMES]
+        parents_before = _PARENTS_SAID.search(clause) is not None
         orgs = [ref for claim in found[said_before:] for ref in (claim.object,) if ref is not None
                 and ref.kind == "organisation"]
         org_said = org_said or bool(orgs) or _SPEAKS_OF_AN_ORG.search(clause) is not None
