@@ -263,3 +263,14 @@ def test_parents_said_together_or_as_they_right_after_live_there_each() -> None:
 def test_parents_only_planning_someone_elses_parents_or_a_they_of_no_one_are_nowhere() -> None:
     graph, _ = run("我爸妈打算搬到杭州", "她爸妈都在成都", "他们在宜昌")
     assert {r for r in relations(graph) if r[1] == "lives_in"} == set()
+
+
+def test_parent_words_as_subjects_of_being_in_a_town() -> None:
+    graph, _ = run("Mummy called this morning", "mummy and daddy are still in Accra")
+    assert ("Mummy", "lives_in", "Accra") in relations(graph)
+
+
+def test_a_stay_said_further_on_is_no_home_but_a_while_is() -> None:
+    graph, _ = run("my cousin Tereza is in Madrid this week for a wedding", "my brother Iker is home in Bilbao now "
+                   "for a few months")
+    assert {r for r in relations(graph) if r[1] == "lives_in"} == {("Iker", "lives_in", "Bilbao")}

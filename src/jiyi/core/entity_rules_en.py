@@ -253,13 +253,22 @@ _ADMITTED = re.compile(_WHO + r"\s+(?:(?:just|finally|officially|has|have|had|wa
 # Where someone is, said with a copula: "my brother is in Sydney two years now", "mum and dad are still in Lagos",
 # "he's back in Townsville". A stay is not a home ("she's in Paris for a conference", "in Rome on holiday"), nor a
 # school year or a ward ("he's in Year 5", "in Ward 3").
-_WHO_LIST = (r"(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|I|i|we|We|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
-             r"(?P<subj2>(?:\s*,\s*[A-Z][a-zA-Z-]+)*\s+(?:and|&)\s+(?:" + _KIN_SUBJECT + r"|[A-Z][a-zA-Z-]+))?"
+# (a parent word is a subject in any case: "mummy and daddy are still in Lagos")
+_PARENT_WORDS = r"(?i:" + "|".join(sorted(PARENT_NAMES, key=len, reverse=True)) + r")(?![\w'-])"
+_WHO_LIST = (r"(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|I|i|we|We|he|He|she|She|they|They|" + _PARENT_WORDS
+             + r"|[A-Z][a-zA-Z-]+)(?P<subj2>(?:\s*,\s*[A-Z][a-zA-Z-]+)*\s+(?:and|&)\s+(?:" + _KIN_SUBJECT + r"|"
+             + _PARENT_WORDS + r"|[A-Z][a-zA-Z-]+))?"
              r"(?P<after_and>(?!))?")
 _IS_IN = re.compile(
     _WHO_LIST + r"(?:'s|'re|'m|\s+is|\s+are|\s+am)(?:\s+(?i:still|now|back|home|currently|also|both|all|living|"
     r"based|settled|out|over|up|down|there))*\s+in\s+" + _PLACE
     + r"(?![\w.-])(?!\s+(?i:for|on\s+(?:holiday|vacation|a\s+trip|business|tour)|visiting|till|until|this\s+week)\b)")
+# "... in Karachi this month for a wedding", "in Rome until June": a stay, said within four words of the place and
+# before another clause ("she's in Glasgow and she's training for the marathon" is a home)
+# ("home in Cebu for a few months" is a home: a while is no event)
+_STAY = re.compile(r"(?:\s+(?!and\b|but\b)[\w'-]+){0,4}?\s+(?:for\s+(?:(?:a|an|the|his|her|their|my|our)\s+"
+                   r"(?!few\b|couple\b|while\b|years?\b|months?\b)|work\b|now\b)|on\s+(?:holiday|vacation|a\s+trip|"
+                   r"business|tour)\b|visiting\b|this\s+(?:week|weekend|month)\b|till\b|until\b)", _I)
 _NOT_WHERE = frozenset(("year", "grade", "form", "class", "ward", "room", "hospital", "icu", "court", "jail",
                         "prison", "rehab", "church", "school", "college", "uni", "university"))
 # Where someone else works, said with a copula: "my flatmate Rohit, he's at Swiggy", "he's been at Emirates 6 years".
@@ -541,6 +550,19 @@ def _subjects(m: re.Match[str]) -> list[Ref]:
     return [first, *(named(o.name, "person") if o.name is not None and o.kind is None else o for o in others)]
 
 
+def _residents(m: re.Match[str]) -> list[Ref]:
+    """The subjects of _IS_IN, where a parent word ("mummy and daddy", which not_names.json keeps from being a name)
+    is the parent the graph knows by it."""
+    words = [m.group("subj"), *(_LIST_ITEM.split(m.group("subj2")) if m.group("subj2") else [])]
+    if not any(w.casefold() in PARENT_NAMES for w in words if w):
+        return _subjects(m)
+    return [named(w) if w.casefold() in PARENT_NAMES else _subject(w) for w in words if w and _is_subject_or_parent(w)]
+
+
+def _is_subject_or_parent(word: str) -> bool:
+    return word.casefold() in PARENT_NAMES or _is_subject(word)
+
+
 _POSSESSIVE_S = re.compile(r"['’]s$")
 _CAPITAL_I = re.compile(r"\bI\b")
 _WE = re.compile(r"\bwe\b|\bwe're\b", _I)
@@ -635,12 +657,14 @@ def _roles_and_homes(sentence: str, lowercase: bool = False) -> list[Claim]:
             org = named(said, "organisation")
             found += [Claim(_a_person(_subject(m.group("subj")), m), "works_at", org), *_located(sentence, m, org)]
     for m in _IS_IN.finditer(sentence):
+        if _STAY.match(sentence, m.end()):
+            continue
         where = _place(m.group("place"))
         words = where.split()
         if words[0].casefold() in _NOT_WHERE or words[-1].casefold() in _NOT_WHERE or (
                 len(words) > 1 and words[0].isupper() and len(words[0]) > 1):
             continue  # "in UT Austin", "in UC Davis": an abbreviation before a name is a campus, not a town
-        found += [Claim(_a_person(who, m), "lives_in", named(where, "place")) for who in _subjects(m)
+        found += [Claim(_a_person(who, m), "lives_in", named(where, "place")) for who in _residents(m)
                   if who.pronoun is None or who.pronoun != "it"] + _part_of(sentence, m, named(where, "place"))
     for m in _HERE_IN.finditer(sentence):
         found.append(Claim(ME, "lives_in", named(_place(m.group("place")), "place")))
