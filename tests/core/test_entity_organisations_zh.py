@@ -53,3 +53,17 @@ def test_a_move_to_a_place_written_in_latin_letters() -> None:
 def test_a_lowercase_latin_word_after_a_move_is_no_place() -> None:
     graph, _ = run("搬到wifi信号好的房间了")
     assert not any(r[1] == "lives_in" for r in relations(graph))
+
+
+def test_a_business_someone_opened_is_theirs_and_where_it_was_opened() -> None:
+    graph, _ = run("我在绍兴开了个面馆 叫老街面馆", "我表哥在无锡开了家厂叫宏达机电", "我姐在大理开民宿，名叫云上")
+    assert {(USER, "owns", "老街面馆"), ("老街面馆", "located_in", "绍兴"),
+            ("宏达机电", "located_in", "无锡"), ("云上", "located_in", "大理")} <= relations(graph)
+    owned = {(s, t) for s, r, t in relations(graph) if r == "owns"}
+    assert {t for _, t in owned} == {"老街面馆", "宏达机电", "云上"}
+    assert (USER, "宏达机电") not in owned and (USER, "云上") not in owned
+
+
+def test_a_business_only_wished_for_or_a_meeting_is_nobodys() -> None:
+    graph, _ = run("我想在杭州开个咖啡店 叫慢时光", "今天开了个会 叫周例会", "要是我开个饭馆就好了")
+    assert {r for r in relations(graph) if r[1] in ("owns", "located_in")} == set()

@@ -59,8 +59,13 @@ PETS = ("dog", "cat", "puppy", "pup", "kitten", "kitty", "beagle", "kelpie", "la
 UNIQUE = frozenset(("mom", "mum", "mother", "dad", "father", "wife", "husband", "partner", "boyfriend", "girlfriend",
                     "boss", "manager", "mother-in-law", "father-in-law", "landlord", "landlady"))
 # Parent words used as a name at the start of a sentence ("Amma called", "Mum says").
+# Also the words of the families who chat in English with another home language: Ammi / Abbu (Urdu), Nanay / Tatay
+# (Tagalog), Umma (Korean), Mam / Mammy (Ireland, the north of England), Mummy / Daddy.
 PARENT_NAMES = {"mom": "mother_of", "mum": "mother_of", "mama": "mother_of", "amma": "mother_of", "ma": "mother_of",
-                "dad": "father_of", "papa": "father_of", "appa": "father_of", "pa": "father_of"}
+                "dad": "father_of", "papa": "father_of", "appa": "father_of", "pa": "father_of",
+                "mummy": "mother_of", "mommy": "mother_of", "mam": "mother_of", "mammy": "mother_of",
+                "ammi": "mother_of", "nanay": "mother_of", "umma": "mother_of", "daddy": "father_of",
+                "abbu": "father_of", "tatay": "father_of"}
 THINGS = ("car", "truck", "ute", "van", "bike", "motorbike", "scooter", "boat")
 # Words that follow a kinship term without being a name ("my brother just called", "my mom and I").
 NOT_NAMES = frozenset("""a an the and or but so is was are were has had have just also still now then who that which
@@ -107,8 +112,10 @@ _MY_TERM_IS_NAME = re.compile(
     _I)
 # "I have a sister named Priya", "we just adopted a kitten called Miso", "I've got a new roommate, Jess"
 # "seeing a guy named Marc", "this girl called Aoife": someone introduced by a name, whom a pronoun then means
-_SOMEONE_NAMED = re.compile(r"\b(?i:a|an|this|some|that)\s+(?:[a-z]+\s+)?(?i:guy|girl|man|woman|lady|bloke|dude|"
-                            r"fella|chap|boy|lad|lass)\s+(?i:named|called)\s+(?P<name>[A-Z][a-zA-Z-]+)\b")
+# "this guy Kabir from my college": "this" or "that" introduce as well without "named"
+_SOMEONE_NAMED = re.compile(r"\b(?:(?i:a|an|this|some|that)\s+(?:[a-z]+\s+)?(?i:guy|girl|man|woman|lady|bloke|dude|"
+                            r"fella|chap|boy|lad|lass)\s+(?i:named|called)|(?i:this|that)\s+(?i:guy|girl|man|woman|"
+                            r"lady|bloke|dude|fella|chap|boy|lad|lass))\s+(?P<name>[A-Z][a-zA-Z-]+)\b")
 _HAVE_A_TERM_NAMED = re.compile(
     r"\b(?P<who>I|we|We|i)\s+(?:\w+\s+){0,2}?(?:have|had|got|adopted|rescued|brought\s+home|met|getting|'ve\s+got)\s+"
     r"(?:a|an|another)\s+(?P<adj>(?i:" + _ADJECTIVES + r"))(?P<term>(?i:" + _KIN_TERMS + "|" + _PET_TERMS + r"))"
@@ -162,7 +169,9 @@ _NOT_BEFORE_A_BRANCH = r"\b(?!\s+(?i:office|branch|campus|site|location|outlet|p
 _PLACE = r"(?P<place>[A-Z][a-zA-Z.-]+(?:\s+[A-Z][a-zA-Z.-]+)*)"
 _WORKS = re.compile(
     _SUBJECT + r"(?P<verb>(?i:(?:work|works|worked|working|temping|interning|volunteer|volunteers|volunteering|teach|"
-    r"teaches|teaching|taught|(?:picked up\s+)?(?:extra\s+)?shifts?|(?:got\s+)?(?:a\s+)?(?:new\s+)?job)\s+"
+    r"teaches|teaching|taught|(?:picked up\s+)?(?:extra\s+)?shifts?|(?:got\s+)?(?:a\s+)?(?:new\s+)?job|"
+    r"(?:found|got|landed|started|starting|began)\s+(?:(?:a|an|his|her|my|their)\s+)?(?:new\s+)?(?:[\w-]+\s+)?"
+    r"(?:work|apprenticeship|traineeship|gig|contract))\s+"
     r"(?:[\w-]+\s+){0,3}?"
     r"|(?:started|starting|hired)\s+(?:work(?:ing)?\s+)?))(?:at|for|with)\s+" + _ORG + _NOT_BEFORE_A_BRANCH)
 _SHIFT_AT = re.compile(r"\b(?i:shift|shifts|rotation|placement)\s+at\s+" + _ORG + _NOT_BEFORE_A_BRANCH)
@@ -182,7 +191,7 @@ _KIDS = re.compile(r"\b(?:my|our)\s+(?P<term>girls|boys|kids|daughters|sons|twin
                    r"(?P<b>[A-Z][a-z]+)")
 _KID_RELATION = {"girls": "daughter_of", "daughters": "daughter_of", "boys": "son_of", "sons": "son_of"}
 _PARENT_START = re.compile(r"^(?P<name>" + "|".join(PARENT_NAMES) + r")\s+(?:called|rang|says|said|texted|sent|is|was|"
-                           r"wants|thinks|told|asked|came|came over|visited)\b", _I)
+                           r"has|had|just|keeps|still|wants|thinks|told|asked|came|came over|visited)\b", _I)
 _MY_TERM_ALONE = re.compile(r"\b(?P<owner>my|our)\s+(?P<term>" + "|".join(sorted(map(re.escape, UNIQUE), key=len,
                                                                                     reverse=True)) + r")\b", _I)
 # Also a lowercase word ("first day at amazon"): then only an organisation the graph already knows is meant.
@@ -241,6 +250,41 @@ _GRADUATED = re.compile(_WHO + r"\s+(?:(?:just|finally|officially|has|have|had)\
                         r"(?:\s+(?:from|of)\s+" + _ORG + r")?")
 _ADMITTED = re.compile(_WHO + r"\s+(?:(?:just|finally|officially|has|have|had|was|were|got)\s+)*"
                        r"(?:got\s+into|accepted\s+(?:to|into|at)|admitted\s+to|into)\s+" + _ORG)
+# Where someone is, said with a copula: "my brother is in Sydney two years now", "mum and dad are still in Lagos",
+# "he's back in Townsville". A stay is not a home ("she's in Paris for a conference", "in Rome on holiday"), nor a
+# school year or a ward ("he's in Year 5", "in Ward 3").
+# (a parent word is a subject in any case: "mummy and daddy are still in Lagos")
+_PARENT_WORDS = r"(?i:" + "|".join(sorted(PARENT_NAMES, key=len, reverse=True)) + r")(?![\w'-])"
+_WHO_LIST = (r"(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|I|i|we|We|he|He|she|She|they|They|" + _PARENT_WORDS
+             + r"|[A-Z][a-zA-Z-]+)(?P<subj2>(?:\s*,\s*[A-Z][a-zA-Z-]+)*\s+(?:and|&)\s+(?:" + _KIN_SUBJECT + r"|"
+             + _PARENT_WORDS + r"|[A-Z][a-zA-Z-]+))?"
+             r"(?P<after_and>(?!))?")
+_IS_IN = re.compile(
+    _WHO_LIST + r"(?:'s|'re|'m|\s+is|\s+are|\s+am)(?:\s+(?i:still|now|back|home|currently|also|both|all|living|"
+    r"based|settled|out|over|up|down|there))*\s+in\s+" + _PLACE
+    + r"(?![\w.-])(?!\s+(?i:for|on\s+(?:holiday|vacation|a\s+trip|business|tour)|visiting|till|until|this\s+week)\b)")
+# "... in Karachi this month for a wedding", "in Rome until June": a stay, said within four words of the place and
+# before another clause ("she's in Glasgow and she's training for the marathon" is a home)
+# ("home in Cebu for a few months" is a home: a while is no event)
+_STAY = re.compile(r"(?:\s+(?!and\b|but\b)[\w'-]+){0,4}?\s+(?:for\s+(?:(?:a|an|the|his|her|their|my|our)\s+"
+                   r"(?!few\b|couple\b|while\b|years?\b|months?\b)|work\b|now\b)|on\s+(?:holiday|vacation|a\s+trip|"
+                   r"business|tour)\b|visiting\b|this\s+(?:week|weekend|month)\b|till\b|until\b)", _I)
+_NOT_WHERE = frozenset(("year", "grade", "form", "class", "ward", "room", "hospital", "icu", "court", "jail",
+                        "prison", "rehab", "church", "school", "college", "uni", "university"))
+# Where someone else works, said with a copula: "my flatmate Rohit, he's at Swiggy", "he's been at Emirates 6 years".
+# Not the user ("I'm at Tesco" is where the user stands) and not where one is for a while ("she's at Heathrow for her
+# flight", "he's at Disneyland this week", "at Christmas": not_names.json); "for ten years" is how long the job is.
+_IS_AT = re.compile(
+    r"(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)"
+    r"(?:'s|'re|\s+is|\s+are|\s+has|\s+have)(?:\s+(?i:now|still|also|been|currently))*\s+at\s+" + _ORG
+    + r"(?![\w&'.-])(?!\s+(?i:for(?!\s+(?:\w+\s+)?(?:years?|months|decades?|ages|a\s+while)\b)|with|tonight|"
+    r"today|this|right|on|until|till|visiting)\b)")
+# "daughter Kylie rang from Cairns", "bhaiya called from Dubai": where someone calls from is where they are, as a
+# guess (inferred: a home said outright wins; "called from the airport" is no town, lowercase)
+_CALLED_FROM = re.compile(
+    r"(?:^|(?<=\s))(?P<subj>" + _KIN_SUBJECT + r"|he|He|she|She|they|They|[A-Z][a-zA-Z-]+)\s+(?:(?:just|also)\s+)?"
+    r"(?i:called|call|calls|rang|rings|phoned|phones|texted|video\s+called|facetimed)\s+(?:(?i:me|us)\s+)?"
+    r"(?i:from)\s+" + _PLACE + r"(?![\w.-])")
 # "here in Tucson": where the user is
 _HERE_IN = re.compile(r"\b(?i:here\s+in)\s+" + _PLACE)
 # Where someone is from: "I'm originally from Cork", "she grew up in Leeds", "my hometown is Ipoh"
@@ -506,6 +550,19 @@ def _subjects(m: re.Match[str]) -> list[Ref]:
     return [first, *(named(o.name, "person") if o.name is not None and o.kind is None else o for o in others)]
 
 
+def _residents(m: re.Match[str]) -> list[Ref]:
+    """The subjects of _IS_IN, where a parent word ("mummy and daddy", which not_names.json keeps from being a name)
+    is the parent the graph knows by it."""
+    words = [m.group("subj"), *(_LIST_ITEM.split(m.group("subj2")) if m.group("subj2") else [])]
+    if not any(w.casefold() in PARENT_NAMES for w in words if w):
+        return _subjects(m)
+    return [named(w) if w.casefold() in PARENT_NAMES else _subject(w) for w in words if w and _is_subject_or_parent(w)]
+
+
+def _is_subject_or_parent(word: str) -> bool:
+    return word.casefold() in PARENT_NAMES or _is_subject(word)
+
+
 _POSSESSIVE_S = re.compile(r"['’]s$")
 _CAPITAL_I = re.compile(r"\bI\b")
 _WE = re.compile(r"\bwe\b|\bwe're\b", _I)
@@ -525,7 +582,8 @@ def _places_and_work(sentence: str, lowercase: bool = False) -> list[Claim]:
     for m in _WORKS.finditer(sentence):
         org = named(_org(m.group("org")), "organisation")
         relation = "volunteers_at" if m.group("verb").casefold().startswith("volunteer") else "works_at"
-        found += [Claim(_a_person(who, m), relation, org) for who in _subjects(m)] + _located(sentence, m, org)
+        workers = [_a_person(who, m) for who in _subjects(m)]
+        found += [Claim(who, relation, org) for who in workers] + _located(sentence, m, org, workers)
     for m in _SHIFT_AT.finditer(sentence):
         if not found and m.group("org")[0].isupper():
             shift = named(_org(m.group("org")), "organisation")
@@ -589,6 +647,25 @@ def _roles_and_homes(sentence: str, lowercase: bool = False) -> list[Claim]:
     for m in _ADMITTED.finditer(sentence):
         if _is_subject(m.group("subj")):
             found.append(Claim(_subject(m.group("subj")), "admitted_to", named(_org(m.group("org")), "organisation")))
+    for m in _CALLED_FROM.finditer(sentence):
+        if _is_subject(m.group("subj")) and not not_a_name_en(m.group("place").split()[0]):
+            found.append(Claim(_a_person(_subject(m.group("subj")), m), "lives_in",
+                               named(_place(m.group("place")), "place"), inferred=True))
+    for m in _IS_AT.finditer(sentence):
+        said = _org(m.group("org"))
+        if _is_subject(m.group("subj")) and said[0].isupper() and not not_a_name_en(said.split()[0]):
+            org = named(said, "organisation")
+            found += [Claim(_a_person(_subject(m.group("subj")), m), "works_at", org), *_located(sentence, m, org)]
+    for m in _IS_IN.finditer(sentence):
+        if _STAY.match(sentence, m.end()):
+            continue
+        where = _place(m.group("place"))
+        words = where.split()
+        if words[0].casefold() in _NOT_WHERE or words[-1].casefold() in _NOT_WHERE or (
+                len(words) > 1 and words[0].isupper() and len(words[0]) > 1):
+            continue  # "in UT Austin", "in UC Davis": an abbreviation before a name is a campus, not a town
+        found += [Claim(_a_person(who, m), "lives_in", named(where, "place")) for who in _residents(m)
+                  if who.pronoun is None or who.pronoun != "it"] + _part_of(sentence, m, named(where, "place"))
     for m in _HERE_IN.finditer(sentence):
         found.append(Claim(ME, "lives_in", named(_place(m.group("place")), "place")))
     for m in _FROM.finditer(sentence):
@@ -620,14 +697,21 @@ def _thing(word: str, determiner: str, old: str | None) -> Ref:
 
 # "Northside ISD in San Antonio", "Alamo Heights, San Antonio": where an organisation is, what a place is part of
 # also "Lamar Middle School here in Austin", "Malik Pharmacy on Stratford Road in Sparkhill": a street on the way
-_IN_PLACE = re.compile(r",?\s+(?:on\s+(?:[A-Z][\w.'-]*\s+)+)?(?:here\s+|out\s+|over\s+|up\s+)?(?:in|near)\s+"
+_IN_PLACE = re.compile(r",?\s+(?:on\s+(?:[A-Z][\w.'-]*\s+)+)?(?:here\s+|(?P<away>out|over|up|down)\s+)?(?:in|near)\s+"
                        + _PLACE)
 _COMMA_PLACE = re.compile(r",\s+" + _PLACE + r"(?=\s*(?:$|[.!;,]))")
 
 
-def _located(sentence: str, m: re.Match[str], org: Ref) -> list[Claim]:
+def _located(sentence: str, m: re.Match[str], org: Ref, who: list[Ref] | None = None) -> list[Claim]:
+    """Where the organisation is. "with Ergon up in Cairns", "for Glencore out at Mount Isa": up, out, over or down
+    say where the one working is, far from the user — where the subjects (`who`) live, not where the firm is."""
     where = _IN_PLACE.match(sentence, m.end("org"))
-    return [Claim(org, "located_in", named(_place(where.group("place")), "place"))] if where else []
+    if where is None:
+        return []
+    place = named(_place(where.group("place")), "place")
+    if where.group("away"):
+        return [Claim(one, "lives_in", place) for one in who or []]
+    return [Claim(org, "located_in", place)]
 
 
 def _part_of(sentence: str, m: re.Match[str], place: Ref) -> list[Claim]:

@@ -49,10 +49,15 @@ KIN: dict[str, tuple[str, str | None]] = {
     **dict.fromkeys(("公公", "岳父", "老丈人"), ("father_in_law_of", "m")),
     **dict.fromkeys(("奶奶", "外婆", "姥姥"), ("grandmother_of", "f")),
     **dict.fromkeys(("爷爷", "外公", "姥爷"), ("grandfather_of", "m")),
+    # Cantonese and Wu (Shanghainese) words for the same relatives
+    **dict.fromkeys(("细妹", "家姐", "阿姐"), ("sister_of", "f")),
+    **dict.fromkeys(("细佬", "阿哥", "阿弟"), ("brother_of", "m")),
+    "老豆": ("father_of", "m"), "家婆": ("mother_in_law_of", "f"), "家公": ("father_in_law_of", "m"),
+    **dict.fromkeys(("大仔", "细仔"), ("son_of", "m")), **dict.fromkeys(("阿嫲", "嫲嫲"), ("grandmother_of", "f")),
 }
 # Terms one person holds in a user's life at a time: said without a name ("我妈", "婆婆来杭州"), the term is the name.
 UNIQUE = frozenset("妈 妈妈 老妈 母亲 爸 爸爸 老爸 父亲 老公 丈夫 老婆 妻子 媳妇 老伴 男朋友 男友 女朋友 女友 对象 "
-                   "婆婆 公公 岳母 岳父 丈母娘 老板".split())
+                   "婆婆 公公 岳母 岳父 丈母娘 老板 老豆 家婆 家公".split())
 PETS = tuple("橘猫 猫咪 小猫 猫 狗狗 小狗 狗 柯基 金毛 泰迪 柴犬 哈士奇 拉布拉多 边牧 比熊 布偶 英短 美短 鹦鹉 八哥 "
               "仓鼠 兔子 乌龟 金鱼 鱼 龙猫 刺猬".split())
 # Tags of a word that cannot be a name: verbs, adverbs, prepositions, pronouns, conjunctions, particles, numbers.
@@ -65,7 +70,8 @@ _NAME_TAGS = ("nr", "nrt", "nrfg", "nz", "eng")
 _PERSON_TAGS = ("nr", "nrt", "nrfg")
 _TIME_WORDS = frozenset("今天 明天 昨天 后天 现在 最近 刚才 刚刚 早上 晚上 下午 上午 中午 周末 今年 去年 明年 "
                         "平时 一直 已经 今晚 昨晚 这周 下周 上周 这个 那个 一起 一下 终于 居然 突然 其实 真的".split())
-_NOT_PLACES = frozenset("这里 那里 家里 一起 附近 公司 学校 楼下 外面 里面 旁边 这边 那边 单位 宿舍 老家 家".split())
+_NOT_PLACES = frozenset("这里 那里 家里 一起 附近 公司 学校 楼下 外面 里面 旁边 这边 那边 单位 宿舍 老家 家 "
+                        "屋企 屋里 屋头".split())  # 屋企 (Cantonese), 屋里, 屋头: home
 
 _KIN_TERMS = "|".join(sorted(KIN, key=len, reverse=True))
 _PET_TERMS = "|".join(sorted(PETS, key=len, reverse=True))
@@ -86,6 +92,12 @@ _WORK = re.compile(r"(?:在|去|加入了?)(?P<org>[A-Za-z][\w&.-]*|(?:(?!在)[\
 _AT_SCHOOL = re.compile(r"(?:在|转到了?|转学到|转进了?|考上了?)"
                         r"(?P<org>(?:(?!在|转|我|你|他|她)[\u4e00-\u9fffA-Za-z]){2,12}?"
                         r"(?:" + "|".join(organisations_zh.SCHOOLS) + r"))(?:了|读书|上学|念书)?$")
+# 在呼和浩特开了个奶茶馆 (叫草原情), 阿弟在苏州开了个厂叫德顺五金, 经营一家五金厂: a business someone opened or runs,
+# whose name is said after it (here or in the clause after) — theirs, where it is. Not 开会, 开车 (no shop word), nor
+# 开了个会 (会 is no business).
+_OPENED = re.compile(r"(?:在(?P<place>[\u4e00-\u9fffA-Za-z]{2,8}?))?(?:开了|开|经营|办了)(?:一)?(?:个|家|间)?"
+                     r"(?P<kind>[\u4e00-\u9fff]{0,4}?(?:店|馆|厂|公司|民宿|酒楼|饭店|餐厅|工作室|超市|诊所|铺子))"
+                     r"(?:(?:叫做?|名叫)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,8}))?$")
 # 公司叫云栈科技, 叫金凤: the name of an organisation described in the clause before
 _NAMED_LATER = re.compile(r"^(?P<noun>(?:公司|厂|店|那家|这家|单位)(?:的名字)?)?(?:叫做?|名叫|名字叫)"
                           r"(?P<org>[A-Za-z][\w&. -]*|[\u4e00-\u9fff]{2,8})$")
@@ -94,6 +106,10 @@ _JOINED = re.compile(r"(?:入职|跳槽到|跳槽去|加入|offer签了?)(?P<org
 _ADMITTED = re.compile(r"(?:保研到|考研考到)(?P<org>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:录取|了|$)|"
                        r"被(?P<by>[\u4e00-\u9fffA-Za-z]{2,6}?)录取")  # not 被差评了: 被 alone is any passive
 _LIVES = re.compile(r"(?:住在|搬到了?|搬去了?|搬来了?|租在|定居在?|安家在?)(?P<rest>.+)")
+# 在周口老家带娃, 她回浏阳老家了: the home place where someone is now (not 过年回潍坊老家: a visit, said without 了;
+# not 我老家在…: where one is from)
+_HOME_PLACE = re.compile(r"(?:在|回到?)(?P<place>[\u4e00-\u9fff]{2,4}?)老家(?:了$|(?!了))")
+_VISIT = re.compile(r"^回|过年|春节|清明|国庆|放假")
 _ARRIVED = re.compile(r"(?:回|去|到)(?P<place>[\u4e00-\u9fff]{2,4})了$")
 # 搬到Subang了, 住在Cheras: a place abroad written in Latin letters, capitalised as a name is
 _CAME_TO = re.compile(r"(?<![回出起过下上进原本后未将])来(?:了|到)?(?P<place>[\u4e00-\u9fff]{2,4}?)"
@@ -219,6 +235,19 @@ _THEIR_KIN_AT_START = re.compile(r"^(?:(?P<pron>他|她)|(?P<name>[A-Za-z]+|[\u4
 # 小名娟子, 大名叫刘德强: another name of whom the clauses before were about; they stay its subject
 _ANOTHER_NAME = re.compile(r"^(?:小名|大名|外号|昵称|网名|英文名|全名|乳名)(?:叫做?|是)?"
                            r"(?P<name>[A-Za-z][A-Za-z'-]+|[\u4e00-\u9fff]{2,3})$")
+# 大家都叫他老周, 组里私下都叫他吴老板, 我们管她叫小雅: the name others call the one just spoken of (not 他叫我…)
+_NICKNAMED = re.compile(r"^(?:大家|我们|别人|同事们?|朋友们?|家里人|邻居们?|组里|村里人?|厂里|院里)?(?:私下)?"
+                        r"(?:都|一般|平时)?(?:叫|喊|管)(?P<pron>他|她)(?:叫)?"
+                        r"(?P<name>[A-Za-z][A-Za-z'-]+|[\u4e00-\u9fff]{2,3})$")
+# 现在的丈夫姓周 / 我老公姓周: the clause before introduced a relative of the user by the term alone
+# (我导师叫王立新: the given name, of which the one everyone uses is another)
+_KIN_BEFORE = re.compile(r"^(?:我的?|俺的?|我现在的|现在的)?(?P<term>" + _KIN_TERMS + r")(?:姓|是|$|叫做?"
+                         r"(?P<given>[\u4e00-\u9fff]{2,3}|[A-Za-z][A-Za-z'-]+)$)")
+# The user's parents said together, as a clause's subject, and 他们 right after a clause that spoke of them
+_PARENTS = re.compile(r"^(?:我|俺|咱)?(?:的)?(?:爸妈|父母|爹妈|爸爸妈妈)(?:都|也|还|一直|现在)*")
+_PARENTS_SAID = re.compile(r"(?:我|俺|咱|跟|和|给)(?:的)?(?:爸妈|父母|爹妈|爸爸妈妈)")
+_THEM = re.compile(r"^他们(?:都|也|还|一直|现在)*")
+_HOMES = frozenset({"lives_in", "lives_with"})
 _LITTLE_NAME_AT_START = re.compile(r"^[小阿](?:[A-Za-z]+|[\u4e00-\u9fff])")
 _LITTLE_LATIN = re.compile(r"[小阿][A-Za-z]+")
 _LATIN_OWNER = re.compile(r"(?:[小阿老]?[A-Za-z][A-Za-z'-]*)$")
@@ -391,7 +420,8 @@ def _person_at_start(clause: str) -> str | None:
         word, tag = clause[:2], "nr"  # 老蔡被调去…: the dictionary split 老 from the surname
     if not (2 <= len(word) <= 3 and _HAN.fullmatch(word)) or word in KIN or word in _TIME_WORDS or not_a_name_zh(word):
         return None
-    doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v", "m", "q"))
+    # 哈哈, 嘿嘿 (onomatopoeia, interjections) are doubled too and are nobody
+    doubled = len(word) == 2 and word[0] == word[1] and not tag.startswith(("d", "v", "m", "q", "o", "e", "y"))
     surname = len(word) == 2 and word[0] == "老" and tag == "t"
     return word if tag in _PERSON_TAGS or doubled or surname else None
 
@@ -523,6 +553,13 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
                 (first[1].startswith(("ns", "nr", "nz")) or places_zh.is_place(first[0])
                  or _LATIN_PLACE.fullmatch(first[0])):
             found.append(Claim(subject, "lives_in", named(first[0], "place")))
+    if not lives:
+        found += _lives_bare(clause, subject)
+    home = _HOME_PLACE.search(clause)
+    if home and not _wished(clause, home.start()) and places_zh.is_place(home.group("place")) and \
+            not (home.group().startswith("回") and not home.group().endswith("了")) and \
+            not _VISIT.search(clause[:home.start()]):
+        found.append(Claim(subject, "lives_in", named(home.group("place"), "place")))
     shared = _LIVES_WITH.search(clause)
     if shared and not _wished(clause, shared.start()):
         other = _housemate(shared.group("with")) if shared.group("with") else pronoun("they")
@@ -538,6 +575,27 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
     if came and subject is not ME and not _wished(clause, came.start()) and places_zh.is_place(came.group("place")):
         # 婆婆来杭州帮我们带娃: 来 is towards the one speaking, so the user is where someone else came to
         found.append(Claim(ME, "lives_in", named(came.group("place"), "place"), inferred=True))
+    return found
+
+
+# rjieba joins 住 to the word before it (我住, 还住): 记住, 留住, 站住 are other verbs
+_LIVE_WORDS = frozenset(("住", "我住", "你住", "他住", "她住", "俺住", "咱住", "还住", "也住", "都住", "就住"))
+
+
+def _lives_bare(clause: str, subject: Ref) -> list[Claim]:
+    """她现在住杭州, 我住广州天河: 住 with the place straight after it, no 在 (住酒店, 住院, 住我那儿: no place); the
+    last of the places said is the home, each in the one before."""
+    words = [w for w in rjieba.cut(clause) if w.strip()]
+    found: list[Claim] = []
+    for at, word in enumerate(words):
+        if word not in _LIVE_WORDS or _wished(clause, len("".join(words[:at]))):
+            continue
+        places = list(itertools.takewhile(places_zh.is_place, words[at + 1:]))
+        if places:
+            refs = [named(p, "place") for p in places]
+            found.append(Claim(subject, "lives_in", refs[-1]))
+            found += [Claim(smaller, "part_of", bigger) for bigger, smaller in itertools.pairwise(refs)]
+        break
     return found
 
 
@@ -604,8 +662,16 @@ def _endings(clause: str, subject: Ref) -> list[Claim]:
     return found
 
 
+# Cantonese written words with a Mandarin one the rules read: 喺 (在), 咗 (了), 嘅 (的), 嗰 (那). Each is
+# Cantonese only, so a Mandarin text is left as it is (系 and 同 are Mandarin words too: not here).
+_CANTONESE = str.maketrans({"喺": "在", "咗": "了", "嘅": "的", "嗰": "那"})
+# Shanghainese 阿拉 is 我 / 我们 (阿拉阿弟: my brother), not in 阿拉伯, 阿拉丁, 阿拉斯加, 阿拉善
+_WU_I = re.compile(r"阿拉(?![伯丁斯善])")
+
+
 def claims(text: str) -> list[Claim]:
     text = _TITLE.sub(" ", text)  # 学生写《我的父亲》: a title names no one of the user's life
+    text = _WU_I.sub("我", text.translate(_CANTONESE))  # 我细妹喺香港玛丽医院做护士: 在
     found: list[Claim] = []
     for m in _COMPANY_NAMED.finditer(text):
         first = _first_word(m.group("place"))
@@ -624,6 +690,7 @@ def claims(text: str) -> list[Claim]:
     previous = ""
     wished_before = False  # the clause before said a wish or a plan
     org_said = False  # a clause before spoke of an organisation
+    parents_before = False  # the clause before spoke of the user's parents: 他们 is them
     for clause in clauses:
         where = _ORG_IS_AT.fullmatch(clause) if org_before is not False else None
         if where is not None:
@@ -635,7 +702,8 @@ def claims(text: str) -> list[Claim]:
         said_before = len(found)
         later = _NAMED_LATER.match(clause)
         if later and described is not None and not _NOT_A_NAME_SAID.search(later.group("org")) and (
-                later.group("noun") or _is_proper_noun_phrase(later.group("org"))):
+                later.group("noun") or _is_proper_noun_phrase(later.group("org")) or described[1] == "owns"):
+            # after 开了家奶茶店, 叫一口甜 is the shop's name whatever words make it
             # 我在滨江一家做电商的公司写后端 公司叫云栈科技: the name of the one described; 叫 alone after it too
             who, relation, placed = described
             org = named(later.group("org"), "organisation")
@@ -653,6 +721,19 @@ def claims(text: str) -> list[Claim]:
                          if term is not None and running is not None else Claim(named(person, "person")))
             running, previous = named(person, "person"), clause
             continue
+        nickname = _NICKNAMED.match(clause)
+        if nickname is not None and nickname.group("name") not in KIN and not not_a_name_zh(nickname.group("name")):
+            # 现在的丈夫姓周，大家都叫他老周，在昆钢…: the one the clause before spoke of, by the name everyone uses
+            name, kin = nickname.group("name"), _KIN_BEFORE.match(previous)
+            if running is not None and running.name and running.kind == "person":
+                found.append(Claim(named(running.name, "person", name)))
+            elif kin is not None:
+                term, given = kin.group("term"), kin.group("given")
+                found.append(Claim(named(given, "person", term, f"我{term}", name) if given else
+                                   named(name, "person", term, f"我{term}"), KIN[term][0], ME))
+                running = named(given or name, "person")
+            previous = clause
+            continue
         previous = clause
         another = _ANOTHER_NAME.match(clause)
         if another and running is not None and running.name and running.kind == "person" and \
@@ -668,6 +749,16 @@ def claims(text: str) -> list[Claim]:
         if running is not None and (work := _WORK.search(clause)) and not _wished(clause, work.start()) and \
                 (somewhere := _described(work.group("org"))) is not None:
             described = (running, _VERB_KIND.get(work.group("verb"), "works_at"), somewhere)
+        opened = _OPENED.search(clause) if running is not None else None
+        if running is not None and opened is not None and not _wished(clause, opened.start()):
+            places = tuple(w for w in rjieba.cut(opened.group("place") or "") if places_zh.is_place(w))
+            business = organisations_zh.Placed(opened.group("kind"), places, opened.group("kind"))
+            if opened.group("org"):
+                org = named(opened.group("org"), "organisation")
+                found += [Claim(running, "owns", org), *[Claim(org, "located_in", named(places[-1], "place"))
+                                                          for _ in places[-1:]]]
+            else:
+                described = (running, "owns", business)  # named in the clause after: 叫草原情
         found += introduced
         if wished_before and clause.startswith(_GOES_ON):
             continue  # 打算直接找工作，去教育科技公司做课程研发: the plan goes on into the clause it opens
@@ -676,6 +767,13 @@ def claims(text: str) -> list[Claim]:
             found.append(Claim(running))  # 弟弟来上海出差: the brother is someone, whatever else the clause says
         if running is not None:
             found += _relations(clause, running) + _endings(clause, running)
+        parents = _PARENTS.match(clause) or (_THEM.match(clause) if parents_before else None)
+        if parents is not None and not _wished(clause, parents.end()):
+            # 我爸妈都在乐山 / 跟爸妈说了 他们在宜昌: what follows is said of each parent
+            rest = clause[parents.end():]
+            for term, relation in (("妈", "mother_of"), ("爸", "father_of")):
+                found += [c for c in _relations(rest, kin_of(ME, relation, f"我{term}")) if c.relation in _HOMES]
+        parents_before = _PARENTS_SAID.search(clause) is not None
         orgs = [ref for claim in found[said_before:] for ref in (claim.object,) if ref is not None
                 and ref.kind == "organisation"]
         org_said = org_said or bool(orgs) or _SPEAKS_OF_AN_ORG.search(clause) is not None
