@@ -31,3 +31,18 @@ def test_sharing_a_rare_word_counts_more_than_a_common_one() -> None:
 def test_chinese_words_match_inside_longer_segments() -> None:
     idf = inverse_document_frequencies({}, 10, ["虾"])
     assert keyword_relevance(["虾"], idf, MemoryRecord(content="我最喜欢吃油焖大虾", scope=Scope("u"))) == 1.0
+
+
+def test_a_word_the_query_word_reaches_counts_as_held_with_the_lexicons_credit() -> None:
+    """"shift" shares no word with "I moved to the cardiac unit, 7 to 7 days"; the lexicon joins "work" and "shift"
+    (CONCEPT_CREDIT): the memory holds the query's "work" at 0.8, not at the keyword path's floor."""
+    terms = ["work", "now"]
+    idf = inverse_document_frequencies({"work": 5, "now": 50}, 100, terms)
+    record = MemoryRecord(content="My shift moved to days", scope=Scope("u"))
+    floor = keyword_relevance(terms, idf, record)
+    reached = keyword_relevance(terms, idf, record, {"work": {"shift": 0.8}})
+    assert floor == min(idf.values()) / sum(idf.values())
+    assert reached == 0.8 * idf["work"] / sum(idf.values())
+    held = MemoryRecord(content="Work moved my shift", scope=Scope("u"))
+    assert keyword_relevance(terms, idf, held, {"work": {"shift": 0.8}}) == keyword_relevance(terms, idf, held)
+
