@@ -65,6 +65,20 @@ def test_untagged_constraints_said_verbatim_come_by_their_words(tmp_path: Path) 
         assert results[0]["id"] == ids[0]
 
 
+def test_a_plan_still_to_come_does_not_make_what_was_said_today_old(tmp_path: Path) -> None:
+    """A question about now weighs candidates by how much older they are than the newest one: a trip planned for
+    next month is not newer than today's news."""
+    now = datetime(2026, 3, 20, 12, tzinfo=UTC)
+    with memory_at(tmp_path, clock=lambda: now) as memory:
+        memory.add("I work at the children's hospital now", user_id="u")
+        memory.add("We fly to Dallas next month for work", user_id="u")  # kept as said, its event on April 1st
+        results = memory.search("where do I work now?", user_id="u", explain=True)["results"]
+        plan = next(r for r in results if "Dallas" in r["memory"])
+        news = next(r for r in results if r["memory"] == "User works at the children's hospital")
+        assert plan["event_time"] > now.isoformat()
+        assert news["score_details"]["weights"]["now"] == plan["score_details"]["weights"]["now"] == 1.0
+
+
 def test_a_question_about_an_attribute_brings_the_memory_holding_it(tmp_path: Path) -> None:
     with memory_at(tmp_path, "e5") as memory:
         memory.add("我是贵阳人", user_id="u")

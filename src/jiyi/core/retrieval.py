@@ -347,7 +347,9 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
     norm = sum(settings.path_weights.get(p, 1.0) for p in MEASURED_PATHS)
     now = request.now or utcnow()
     episodes_weigh_less = not asks_about_past_chats(request.query)
-    newest = max(((r.event_time or r.created_at) for r in records.values()), default=None) \
+    # A memory's time as the present sees it: a plan's event still to come ("we fly to Dallas on May 10") is not
+    # newer than what was said today, and taken as the newest it made every other candidate weeks old.
+    newest = min(max(((r.event_time or r.created_at) for r in records.values()), default=now), now) \
         if asks_about_now(request.query) else None
     measured = fused_scores({p: ranked[p] for p in MEASURED_PATHS if p in ranked}, settings.path_weights, norm=norm)
     gated = _relevance_in_the_query_language(ranked, calibration, request.query, settings, norm)
@@ -371,7 +373,7 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
             score *= settings.other_speaker_weight
             factors["other_speaker"] = settings.other_speaker_weight
         if newest is not None:
-            older_days = (newest - (record.event_time or record.created_at)).total_seconds() / 86400
+            older_days = max((newest - (record.event_time or record.created_at)).total_seconds() / 86400, 0.0)
             newer = 0.5 ** (older_days / settings.now_half_life_days)
             score *= 1 - settings.now_weight * (1 - newer)
             factors["now"] = round(newer, 4)
