@@ -65,6 +65,20 @@ def test_untagged_constraints_said_verbatim_come_by_their_words(tmp_path: Path) 
         assert results[0]["id"] == ids[0]
 
 
+def test_a_request_for_advice_brings_a_constraint_stated_in_words_no_rule_knows(tmp_path: Path) -> None:
+    """"我吃虾会起疹子" carries no tag (stored as said) and none of the constraint words (过敏, 不吃): the lexicon's
+    allergy and illness concepts say it is one, and the advice request's rules path counts it."""
+    with memory_at(tmp_path) as memory:
+        chat = [f"今天{day}下班路上好堵，回家{thing}" for day in ["周一", "周二", "周三", "周四", "周五", "周六"]
+                for thing in ["看了会儿电视", "打了把游戏", "喝了杯奶茶", "洗了个澡", "早早睡了"]]
+        shrimp, *_ = add_raw(memory, ["中午跟室友吃火锅，我吃虾会起疹子，一口都不敢碰", *chat])
+        results = memory.search("今晚想点个外卖，你帮我推荐推荐吃啥", user_id="u", top_k=5, explain=True)["results"]
+        found = {r["id"]: r for r in results}
+        assert shrimp in found and "rules" in found[shrimp]["score_details"]["paths"]
+        plain = memory.search("中午跟室友吃了什么", user_id="u", top_k=40, explain=True)["results"]
+        assert all("rules" not in r["score_details"]["paths"] for r in plain)
+
+
 def test_a_plan_still_to_come_does_not_make_what_was_said_today_old(tmp_path: Path) -> None:
     """A question about now weighs candidates by how much older they are than the newest one: a trip planned for
     next month is not newer than today's news."""

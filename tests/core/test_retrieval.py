@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jiyi.core.retrieval import inverse_document_frequencies, keyword_relevance
+from jiyi.core.retrieval import inverse_document_frequencies, keyword_relevance, states_a_constraint
 from jiyi.records import MemoryRecord, Scope
 
 WORDS = ["tea", "jesica", "like", "失眠", "上海", "dog"]
@@ -46,3 +46,10 @@ def test_a_word_the_query_word_reaches_counts_as_held_with_the_lexicons_credit()
     held = MemoryRecord(content="Work moved my shift", scope=Scope("u"))
     assert keyword_relevance(terms, idf, held, {"work": {"shift": 0.8}}) == keyword_relevance(terms, idf, held)
 
+
+def test_the_words_of_the_constraint_concepts_say_what_advice_must_respect() -> None:
+    for text in ["中午吃火锅，我吃虾会起疹子", "医生说是高血压，盐要少吃", "i sprained my wrist at the gym",
+                 "my A1C came back 6.1 so I'm officially prediabetic", "I'm lactose intolerant"]:
+        assert states_a_constraint(text), text
+    for text in ["今天下班路上好堵", "I love my corgi", "我在奶茶店打工", "we watched a movie last night"]:
+        assert not states_a_constraint(text), text
