@@ -75,6 +75,12 @@ def test_a_request_for_advice_brings_a_constraint_stated_in_words_no_rule_knows(
         results = memory.search("今晚想点个外卖，你帮我推荐推荐吃啥", user_id="u", top_k=5, explain=True)["results"]
         found = {r["id"]: r for r in results}
         assert shrimp in found and "rules" in found[shrimp]["score_details"]["paths"]
+        # The assistant's reply speaks of the user's health, and states no constraint of theirs.
+        memory.add([{"role": "user", "content": "今天又加班到十点"},
+                    {"role": "assistant", "content": "别累坏了身体，早点休息，别感冒了"}], user_id="u")
+        every = memory.search("今晚想点个外卖，你帮我推荐推荐吃啥", user_id="u", top_k=60, explain=True)["results"]
+        reply = next(r for r in every if r["memory"].startswith("别累坏了身体"))
+        assert "rules" not in reply["score_details"]["paths"]
         plain = memory.search("中午跟室友吃了什么", user_id="u", top_k=40, explain=True)["results"]
         assert all("rules" not in r["score_details"]["paths"] for r in plain)
 

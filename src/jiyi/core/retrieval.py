@@ -415,9 +415,12 @@ def _with_constraints(rules: list[PathHit], records: dict[str, MemoryRecord],
     Extraction tags a constraint "health" only when it knows the word ("我吃虾会起疹子" was "other") and the
     message it came from carries no tag at all; the question ("今晚想点个外卖") shares no word with either."""
     brought = {hit.memory_id for hit in rules}
+    # The assistant's replies kept as evidence state none of the user's constraints, whatever words they use
+    # ("一天一包对身体负担确实不小哦", "别感冒啦").
     stated = [PathHit(memory_id, settings.rule_relevance, settings.rule_relevance)
               for memory_id, record in records.items()
-              if memory_id not in brought and states_a_constraint(record.content)][:settings.rule_limit]
+              if memory_id not in brought and replied_to(record) is None and states_a_constraint(record.content)]
+    stated = stated[:settings.rule_limit]
     if not stated:
         return rules
     return sorted([*rules, *stated], key=lambda hit: -hit.relevance)  # stable: the rules' own first within a level
