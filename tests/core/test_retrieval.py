@@ -1,20 +1,10 @@
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jiyi.core.retrieval import (
-    SearchRequest,
-    inverse_document_frequencies,
-    keyword_relevance,
-    recall_by_keyword,
-    states_a_constraint,
-)
+from jiyi.core.retrieval import inverse_document_frequencies, keyword_relevance, states_a_constraint
 from jiyi.records import MemoryRecord, Scope
-from jiyi.stores.sqlite.store import SqliteStore
 
 WORDS = ["tea", "jesica", "like", "失眠", "上海", "dog"]
 
@@ -63,20 +53,3 @@ def test_the_words_of_the_constraint_concepts_say_what_advice_must_respect() -> 
         assert states_a_constraint(text), text
     for text in ["今天下班路上好堵", "I love my corgi", "我在奶茶店打工", "we watched a movie last night"]:
         assert not states_a_constraint(text), text
-
-
-def test_the_words_that_ask_to_be_reminded_are_not_searched_for(tmp_path: Path) -> None:
-    """"remind me" names nothing a memory holds: counted among the question's words, it halved the keyword match of
-    the memory that holds "Thursday" and "night"."""
-    store = SqliteStore(tmp_path / "frame.db")
-    scope = Scope("u")
-    quiz = MemoryRecord(content="We do the quiz every Thursday night", scope=scope)
-    store.insert([quiz, MemoryRecord(content="I had tea with Rosie", scope=scope)], np.eye(2, 4, dtype=np.float32), [])
-    for question, words in [("What is it I do on Thursday nights, remind me?", ("thursday", "night")),
-                            ("二月份我碰上的那件倒霉事你还记得不", ("二月份", "碰上", "那件", "倒霉事")),
-                            ("三月那次是啥情况来着", ("三月", "那次", "情况")),
-                            ("what's my dog called again?", ("dog", "call")),
-                            ("remind me", ("remind",))]:  # nothing but the frame: searched as asked
-        assert recall_by_keyword(store, SearchRequest(question, scope), 10).terms == words, question
-    found = recall_by_keyword(store, SearchRequest("What is it I do on Thursday nights, remind me?", scope), 10)
-    assert keyword_relevance(found.terms, found.idf, quiz) == 1.0

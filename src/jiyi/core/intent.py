@@ -158,16 +158,6 @@ _REMINDER = re.compile(
 )
 
 
-# The words with which a question asks to be reminded, and nothing more ("remind me", "do you remember", "还记得不",
-# "来着", "...called again?"): they name nothing a memory holds (no memory says "remind"), and counted among a
-# question's words they weigh down every memory's keyword match against the words that do name something.
-REMINDER_FRAME = re.compile(
-    r"\bremind me\b|\b(?:do|did|can|could) you (?:still )?(?:remember|recall)\b|\bagain\b(?=\s*[?？])|"
-    r"你?还?记得(?:吗|不|么)?|记不记得|忘了吗|忘没忘|来着",
-    re.IGNORECASE,
-)
-
-
 # ...of something about the user: "明天周几来着" tries to recall a date, not a memory.
 _FIRST_PERSON = re.compile(r"[我咱俺]|\b(?:I|my|me|mine|we|our|us)\b", re.IGNORECASE)
 

@@ -32,7 +32,6 @@ from jiyi.core.graph_recall import asked_entities
 from jiyi.core.intent import (
     CONSTRAINT_FILTER,
     CONSTRAINT_TERMS,
-    REMINDER_FRAME,
     asked_attributes,
     asks_about_now,
     asks_about_past_chats,
@@ -236,7 +235,7 @@ def recall_by_vector(store: MemoryStore, embedder: Embedder, request: SearchRequ
 
 def recall_by_keyword(store: MemoryStore, request: SearchRequest, pool: int) -> PathResult:
     started = time.perf_counter()
-    terms = query_terms(REMINDER_FRAME.sub(" ", request.query)) or query_terms(request.query)
+    terms = query_terms(request.query)
     reach = lexicon().reach(request.query, terms)
     met = [w for w in dict.fromkeys(w for words in reach.values() for w in words) if w not in terms]
     frequencies, total = store.document_frequencies([*terms, *met])
