@@ -36,6 +36,7 @@ from jiyi.core.intent import (
     asks_about_now,
     asks_about_past_chats,
     asks_for_advice,
+    names_what_advice_is_for,
 )
 from jiyi.core.lexicon import Lexicon, WordSet, lexicon
 from jiyi.core.ranking import RankingWeights
@@ -357,7 +358,8 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
     ranked = {path: [PathHit(h.memory_id, h.score, path_relevance(path, h))
                      for h in result.hits if h.memory_id in records]
               for path, result in paths.items()}
-    if request.rules and settings.rule_limit > 0 and asks_for_advice(request.query):
+    if (request.rules and settings.rule_limit > 0 and asks_for_advice(request.query)
+            and names_what_advice_is_for(request.query)):
         ranked["rules"] = _with_constraints(ranked.get("rules", []), records, settings)
     # Scores are normalised by the measured paths only: a rule adds to a memory's score, never dilutes the others.
     norm = sum(settings.path_weights.get(p, 1.0) for p in MEASURED_PATHS)
