@@ -33,20 +33,6 @@ def test_chinese_words_match_inside_longer_segments() -> None:
     assert keyword_relevance(["虾"], idf, MemoryRecord(content="我最喜欢吃油焖大虾", scope=Scope("u"))) == 1.0
 
 
-def test_a_word_the_query_word_reaches_counts_as_held_with_the_lexicons_credit() -> None:
-    """"shift" shares no word with "I moved to the cardiac unit, 7 to 7 days"; the lexicon joins "work" and "shift"
-    (CONCEPT_CREDIT): the memory holds the query's "work" at 0.8, not at the keyword path's floor."""
-    terms = ["work", "now"]
-    idf = inverse_document_frequencies({"work": 5, "now": 50}, 100, terms)
-    record = MemoryRecord(content="My shift moved to days", scope=Scope("u"))
-    floor = keyword_relevance(terms, idf, record)
-    reached = keyword_relevance(terms, idf, record, {"work": {"shift": 0.8}})
-    assert floor == min(idf.values()) / sum(idf.values())
-    assert reached == 0.8 * idf["work"] / sum(idf.values())
-    held = MemoryRecord(content="Work moved my shift", scope=Scope("u"))
-    assert keyword_relevance(terms, idf, held, {"work": {"shift": 0.8}}) == keyword_relevance(terms, idf, held)
-
-
 def test_the_words_of_the_constraint_concepts_say_what_advice_must_respect() -> None:
     for text in ["中午吃火锅，我吃虾会起疹子", "医生说是高血压，盐要少吃", "i sprained my wrist at the gym",
                  "my A1C came back 6.1 so I'm officially prediabetic", "I'm lactose intolerant"]:

@@ -147,10 +147,7 @@ def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: Memor
     text = _normalized(record.content)
     words = _indexed_words(record.content)
     weights = [idf.get(t, 1.0) for t in terms]
-    # A memory that holds a word the query word reaches (a form of it, or a word of its concept: "work" / "shift")
-    # holds it as surely as the lexicon says: the keyword path found it by that word, and scoring it as sharing
-    # nothing left it below every memory that shares one common word with the question.
-    found = [w * _held(t, words, text, reach) for t, w in zip(terms, weights, strict=True)]
+    found = [w for t, w in zip(terms, weights, strict=True) if t in words or (has_cjk(t) and t in text)]
     # The keyword index matched at least one word, even where this check cannot see it.
     of_query = max(sum(found), min(weights)) / sum(weights)
     if len(terms) < LONG_QUERY_TERMS:
@@ -166,7 +163,7 @@ def _held(term: str, words: Sequence[str], text: str, reach: dict[str, dict[str,
     """1 when the memory holds the query word, else the best credit of a word the query word reaches that it holds."""
     if term in words or (has_cjk(term) and term in text):
         return 1.0
-    met = reach.get(term) if reach else None  # recall_by_keyword keeps only words some memory holds: a few
+    met = reach.get(term) if reach else None
     if not met:
         return 0.0
     return max((credit for word, credit in met.items() if Lexicon.holds(word, words, text)), default=0.0)
@@ -246,18 +243,14 @@ def recall_by_keyword(store: MemoryStore, request: SearchRequest, pool: int) -> 
     # concept (猫 医生: ~300 words, most in no memory), and each one costs the index a lookup, a Chinese one a phrase
     # over its characters - keyword search took 13.7 ms instead of 2.3 on bench/throughput.py's store. (The
     # question's own words are still matched as characters too: jieba may cut the memory differently.)
-    present = [w for w in met if frequencies.get(w, 0) > 0]
-    informative, met_informative = terms, present
+    informative, met_informative = terms, [w for w in met if frequencies.get(w, 0) > 0]
     if total >= COMMON_WORDS_MIN_STORE:  # in a small store a word in two memories is "common" and still the key one
         informative = [t for t in terms if frequencies.get(t, 0) <= COMMON_WORD_SHARE * total] or terms
         met_informative = [w for w in met_informative if frequencies[w] <= COMMON_WORD_SHARE * total]
     hits = store.keyword_search(request.scope, [*informative, *met_informative], pool, request.where,
                                 request.include_expired)
     idf = inverse_document_frequencies(frequencies, total, terms)
-    # keyword_relevance looks for each reached word in every candidate: only the words some memory holds can be
-    # there (a head word reaches hundreds of words, most in no memory).
-    held = {term: {w: met_words[w] for w in present if w in met_words} for term, met_words in reach.items()}
-    return PathResult(hits, _ms(started), tuple(terms), idf, reach={t: m for t, m in held.items() if m})
+    return PathResult(hits, _ms(started), tuple(terms), idf, reach=reach)
 
 
 def recall_by_rules(store: MemoryStore, request: SearchRequest, query_vector: np.ndarray | None,
