@@ -65,6 +65,40 @@ def test_untagged_constraints_said_verbatim_come_by_their_words(tmp_path: Path) 
         assert results[0]["id"] == ids[0]
 
 
+def test_a_request_for_advice_brings_a_constraint_stated_in_words_no_rule_knows(tmp_path: Path) -> None:
+    """"我吃虾会起疹子" carries no tag (stored as said) and none of the constraint words (过敏, 不吃): the lexicon's
+    allergy and illness concepts say it is one, and the advice request's rules path counts it."""
+    with memory_at(tmp_path) as memory:
+        chat = [f"今天{day}下班路上好堵，回家{thing}" for day in ["周一", "周二", "周三", "周四", "周五", "周六"]
+                for thing in ["看了会儿电视", "打了把游戏", "喝了杯奶茶", "洗了个澡", "早早睡了"]]
+        shrimp, *_ = add_raw(memory, ["中午跟室友吃火锅，我吃虾会起疹子，一口都不敢碰", *chat])
+        results = memory.search("今晚想点个外卖，你帮我推荐推荐吃啥", user_id="u", top_k=5, explain=True)["results"]
+        found = {r["id"]: r for r in results}
+        assert shrimp in found and "rules" in found[shrimp]["score_details"]["paths"]
+        # The assistant's reply speaks of the user's health, and states no constraint of theirs.
+        memory.add([{"role": "user", "content": "今天又加班到十点"},
+                    {"role": "assistant", "content": "别累坏了身体，早点休息，别感冒了"}], user_id="u")
+        every = memory.search("今晚想点个外卖，你帮我推荐推荐吃啥", user_id="u", top_k=60, explain=True)["results"]
+        reply = next(r for r in every if r["memory"].startswith("别累坏了身体"))
+        assert "rules" not in reply["score_details"]["paths"]
+        plain = memory.search("中午跟室友吃了什么", user_id="u", top_k=40, explain=True)["results"]
+        assert all("rules" not in r["score_details"]["paths"] for r in plain)
+
+
+def test_a_plan_still_to_come_does_not_make_what_was_said_today_old(tmp_path: Path) -> None:
+    """A question about now weighs candidates by how much older they are than the newest one: a trip planned for
+    next month is not newer than today's news."""
+    now = datetime(2026, 3, 20, 12, tzinfo=UTC)
+    with memory_at(tmp_path, clock=lambda: now) as memory:
+        memory.add("I work at the children's hospital now", user_id="u")
+        memory.add("We fly to Dallas next month for work", user_id="u")  # kept as said, its event on April 1st
+        results = memory.search("where do I work now?", user_id="u", explain=True)["results"]
+        plan = next(r for r in results if "Dallas" in r["memory"])
+        news = next(r for r in results if r["memory"] == "User works at the children's hospital")
+        assert plan["event_time"] > now.isoformat()
+        assert news["score_details"]["weights"]["now"] == plan["score_details"]["weights"]["now"] == 1.0
+
+
 def test_a_question_about_an_attribute_brings_the_memory_holding_it(tmp_path: Path) -> None:
     with memory_at(tmp_path, "e5") as memory:
         memory.add("我是贵阳人", user_id="u")

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from jiyi.core.injection import MEMORY_HEADER, inject, memory_block
-from jiyi.core.intent import asks_for_advice, asks_something, asks_to_be_reminded
+from jiyi.core.intent import asks_for_advice, asks_something, asks_to_be_reminded, names_what_advice_is_for
 from jiyi.core.messages import ChatMessage
 from jiyi.core.query_enhancement import (
     QUESTION_LABEL,
@@ -161,3 +161,12 @@ def test_injection_inserts_a_system_message_when_there_is_none_and_handles_conte
         {"role": "system", "content": block}, {"role": "user", "content": "hi"}]
     parts = inject([{"role": "system", "content": [{"type": "text", "text": "Be kind."}]}], block)
     assert parts[0]["content"] == [{"type": "text", "text": "Be kind."}, {"type": "text", "text": block}]
+
+
+def test_a_request_for_advice_names_what_it_is_for_or_only_asks() -> None:
+    """What the advice rule's constraints in the lexicon's words need: something they could bear on."""
+    for named in ["今晚想点个外卖，你帮我推荐推荐吃啥", "明天早饭吃点啥好 给点建议",
+                  "What shall I make for lunch today?", "wanna do something active this weekend, any ideas?"]:
+        assert asks_for_advice(named) and names_what_advice_is_for(named), named
+    for bare in ["有啥办法没？", "你有什么建议吗", "any suggestions?", "怎么办啊"]:
+        assert asks_for_advice(bare) and not names_what_advice_is_for(bare), bare

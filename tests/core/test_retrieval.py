@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jiyi.core.retrieval import inverse_document_frequencies, keyword_relevance
+from jiyi.core.retrieval import inverse_document_frequencies, keyword_relevance, states_a_constraint
 from jiyi.records import MemoryRecord, Scope
 
 WORDS = ["tea", "jesica", "like", "失眠", "上海", "dog"]
@@ -31,3 +31,11 @@ def test_sharing_a_rare_word_counts_more_than_a_common_one() -> None:
 def test_chinese_words_match_inside_longer_segments() -> None:
     idf = inverse_document_frequencies({}, 10, ["虾"])
     assert keyword_relevance(["虾"], idf, MemoryRecord(content="我最喜欢吃油焖大虾", scope=Scope("u"))) == 1.0
+
+
+def test_the_words_of_the_constraint_concepts_say_what_advice_must_respect() -> None:
+    for text in ["中午吃火锅，我吃虾会起疹子", "医生说是高血压，盐要少吃", "i sprained my wrist at the gym",
+                 "my A1C came back 6.1 so I'm officially prediabetic", "I'm lactose intolerant"]:
+        assert states_a_constraint(text), text
+    for text in ["今天下班路上好堵", "I love my corgi", "我在奶茶店打工", "we watched a movie last night"]:
+        assert not states_a_constraint(text), text

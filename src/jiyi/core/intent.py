@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from jiyi.core.facts import slot_filter
 from jiyi.filters import Node, parse_filters
-from jiyi.text import ENGLISH_STOPWORDS, query_terms
+from jiyi.text import ENGLISH_STOPWORDS, has_cjk, query_terms
 
 _ADVICE_ZH = re.compile(
     r"推荐|建议|介绍[一几]?[个家款部本首]|[吃喝玩买送穿看听读做点](?![了过])[^，。？！,.?!]{0,4}(?:什么|啥)|"
@@ -56,6 +56,14 @@ def asks_for_advice(query: str) -> bool:
     if _ASKS_WHO.search(query):
         return False
     return bool(_ADVICE_ZH.search(query) or _ADVICE_EN.search(query))
+
+
+def names_what_advice_is_for(query: str) -> bool:
+    """Whether a request for advice says what it is about once the asking is taken out ("今晚想点个外卖，推荐吃啥",
+    "what should I bring to the potluck?"): a Chinese word of two characters or more, or an English word. A bare
+    request ("有啥办法没？", "any suggestions?") names nothing a constraint could bear on."""
+    rest = query_terms(_ADVICE_EN.sub(" ", _ADVICE_ZH.sub(" ", query)))
+    return any(not has_cjk(term) or len(term) > 1 for term in rest)
 
 
 # --- Questions about one attribute of the user ---------------------------------------------------------------------

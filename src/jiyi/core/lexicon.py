@@ -100,6 +100,11 @@ class Lexicon:
                     add(term, word)
         return found
 
+    def words_of(self, concept_ids: Iterable[str]) -> WordSet:
+        """The heads and members of some concepts, prepared to be looked for in memories (WordSet.held_by)."""
+        wanted = frozenset(concept_ids)
+        return WordSet.of(word for word, ids in self.concepts.items() if not ids.isdisjoint(wanted))
+
     @staticmethod
     def holds(word: str, words: Sequence[str] | frozenset[str], text: str) -> bool:
         """Whether a memory (its index words and normalised text) holds a lexicon word: a Chinese word as a substring
@@ -108,6 +113,41 @@ class Lexicon:
         if has_cjk(word):
             return word in words if len(word) == 1 else word in text
         return all(part in words for part in word.split(" "))
+
+
+@dataclass(frozen=True)
+class WordSet:
+    """Lexicon words to look for in a memory, each found as Lexicon.holds finds it, at the cost of a few set lookups
+    per word of the memory rather than one test per word of the set (a concept has hundreds)."""
+    words: frozenset[str]  # found as index words: English stems, single Chinese characters
+    phrases: dict[str, tuple[tuple[str, ...], ...]]  # English phrases by their first word: the words after it
+    cjk: frozenset[str]  # Chinese words of two characters or more: found as substrings of the text
+    cjk_lengths: tuple[int, ...]
+
+    @classmethod
+    def of(cls, analysed_words: Iterable[str]) -> WordSet:
+        words: set[str] = set()
+        phrases: dict[str, list[tuple[str, ...]]] = {}
+        cjk: set[str] = set()
+        for word in analysed_words:
+            if has_cjk(word) and len(word) > 1:
+                cjk.add(word)
+            elif " " in word and not has_cjk(word):
+                first, *rest = word.split(" ")
+                phrases.setdefault(first, []).append(tuple(rest))
+            else:
+                words.add(word)
+        return cls(frozenset(words), {first: tuple(rests) for first, rests in phrases.items()}, frozenset(cjk),
+                   tuple(sorted({len(word) for word in cjk})))
+
+    def held_by(self, words: Sequence[str], text: str) -> bool:
+        """Whether a memory (its index words and normalised text) holds one of the words."""
+        if not self.words.isdisjoint(words):
+            return True
+        if any(all(part in words for part in rest) for word in words for rest in self.phrases.get(word, ())):
+            return True
+        return has_cjk(text) and any(text[start:start + length] in self.cjk for length in self.cjk_lengths
+                                     for start in range(len(text) - length + 1))
 
 
 def _groups(data: dict[str, Any]) -> Iterable[tuple[str, list[str], list[list[str]]]]:

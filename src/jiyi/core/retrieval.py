@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -36,8 +36,9 @@ from jiyi.core.intent import (
     asks_about_now,
     asks_about_past_chats,
     asks_for_advice,
+    names_what_advice_is_for,
 )
-from jiyi.core.lexicon import Lexicon, lexicon
+from jiyi.core.lexicon import Lexicon, WordSet, lexicon
 from jiyi.core.ranking import RankingWeights
 from jiyi.core.speakers import other_speakers
 from jiyi.embedders.base import Calibration, Embedder
@@ -56,6 +57,9 @@ CORE_FILTER: Node | None = parse_filters({"jiyi.category": {"in": ["core", "syst
 MESSAGES: Node | None = parse_filters({"jiyi.category": "message"})
 NOT_MESSAGES: Node | None = parse_filters({"jiyi.category": {"ne": "message"}})
 MEASURED_PATHS = ("vector", "keyword")  # the paths whose relevance is measured against the query
+# The lexicon's concepts (core/lexicon.json) whose words state what advice must respect: an allergy, an illness, an
+# injury, a diet, a medication, a pregnancy ("我吃虾会起疹子", "sprained my wrist", "I'm officially prediabetic").
+CONSTRAINT_CONCEPTS = ("allergy", "illness", "injury", "diet", "medication", "pregnancy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +120,17 @@ def _indexed_words(content: str) -> tuple[str, ...]:
 def _normalized(content: str) -> str:
     # A string: untracked by the garbage collector, like _indexed_words' tuples.
     return normalize(content)
+
+
+@cache
+def _constraint_words() -> WordSet:
+    return lexicon().words_of(CONSTRAINT_CONCEPTS)
+
+
+@lru_cache(maxsize=50_000)
+def states_a_constraint(content: str) -> bool:
+    """Whether a memory speaks of something advice must respect: a word of the lexicon's CONSTRAINT_CONCEPTS."""
+    return _constraint_words().held_by(_indexed_words(content), _normalized(content))
 
 
 def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: MemoryRecord,
@@ -336,11 +351,16 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
     ranked = {path: [PathHit(h.memory_id, h.score, path_relevance(path, h))
                      for h in result.hits if h.memory_id in records]
               for path, result in paths.items()}
+    if (request.rules and settings.rule_limit > 0 and asks_for_advice(request.query)
+            and names_what_advice_is_for(request.query)):
+        ranked["rules"] = _with_constraints(ranked.get("rules", []), records, settings)
     # Scores are normalised by the measured paths only: a rule adds to a memory's score, never dilutes the others.
     norm = sum(settings.path_weights.get(p, 1.0) for p in MEASURED_PATHS)
     now = request.now or utcnow()
     episodes_weigh_less = not asks_about_past_chats(request.query)
-    newest = max(((r.event_time or r.created_at) for r in records.values()), default=None) \
+    # A memory's time as the present sees it: a plan's event still to come ("we fly to Dallas on May 10") is not
+    # newer than what was said today, and taken as the newest it made every other candidate weeks old.
+    newest = min(max(((r.event_time or r.created_at) for r in records.values()), default=now), now) \
         if asks_about_now(request.query) else None
     measured = fused_scores({p: ranked[p] for p in MEASURED_PATHS if p in ranked}, settings.path_weights, norm=norm)
     gated = _relevance_in_the_query_language(ranked, calibration, request.query, settings, norm)
@@ -364,7 +384,7 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
             score *= settings.other_speaker_weight
             factors["other_speaker"] = settings.other_speaker_weight
         if newest is not None:
-            older_days = (newest - (record.event_time or record.created_at)).total_seconds() / 86400
+            older_days = max((newest - (record.event_time or record.created_at)).total_seconds() / 86400, 0.0)
             newer = 0.5 ** (older_days / settings.now_half_life_days)
             score *= 1 - settings.now_weight * (1 - newer)
             factors["now"] = round(newer, 4)
@@ -381,6 +401,24 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
         hits.append(SearchHit(record, round(score, 6), details, round(relevance, 6)))
     hits.sort(key=lambda h: (-h.score, h.record.id))
     return hits
+
+
+def _with_constraints(rules: list[PathHit], records: dict[str, MemoryRecord],
+                      settings: RetrievalSettings) -> list[PathHit]:
+    """The rules path's hits for a request for advice, with the candidates that state a constraint (an allergy, an
+    illness, an injury: states_a_constraint) as relevant as a constraint the rules found, up to `rule_limit` more.
+    Extraction tags a constraint "health" only when it knows the word ("我吃虾会起疹子" was "other") and the
+    message it came from carries no tag at all; the question ("今晚想点个外卖") shares no word with either."""
+    brought = {hit.memory_id for hit in rules}
+    # The assistant's replies kept as evidence state none of the user's constraints, whatever words they use
+    # ("一天一包对身体负担确实不小哦", "别感冒啦").
+    stated = [PathHit(memory_id, settings.rule_relevance, settings.rule_relevance)
+              for memory_id, record in records.items()
+              if memory_id not in brought and replied_to(record) is None and states_a_constraint(record.content)]
+    stated = stated[:settings.rule_limit]
+    if not stated:
+        return rules
+    return sorted([*rules, *stated], key=lambda hit: -hit.relevance)  # stable: the rules' own first within a level
 
 
 def _relevance_in_the_query_language(ranked: dict[str, list[PathHit]], calibration: Calibration, query: str,
