@@ -91,8 +91,13 @@ CHINESE = [
     ("今早吃了包子", _span("2026-11-25T06:00", "2026-11-25T12:00")),
     ("昨晚没睡好", _span("2026-11-24T18:00", "2026-11-25T00:00")),
     ("下周一下午开会", _span("2026-11-30T12:00", "2026-11-30T18:00")),
-    ("3月5号是我生日", _day("2026-03-05")),
-    ("十二月二十五日过圣诞", _day("2025-12-25")),
+    # A date without a year is the nearer of its last and next occurrence (said 2026-11-25).
+    ("3月5号是我生日", _day("2027-03-05")),
+    ("十二月二十五日过圣诞", _day("2026-12-25")),
+    ("10月5号去了趟杭州", _day("2026-10-05")),  # the nearer is gone by
+    # The price: a day gone by more than half a year ago, said without its year, is read as the coming one
+    # (temporal.py's module rules say why that is the rarer case).
+    ("5月5号去了趟杭州", _day("2027-05-05")),
     ("5月份我去了云南", _month("2026-05")),
     ("十一月", _month("2026-11")),
     ("2023年我去了日本", _year(2023)),
@@ -155,12 +160,12 @@ ENGLISH = [
     ("this weekend", _span("2026-11-28T00:00", "2026-11-30T00:00")),
     ("last weekend", _span("2026-11-21T00:00", "2026-11-23T00:00")),
     ("in 2019", _year(2019)),
-    ("on March 3rd", _day("2026-03-03")),
+    ("on March 3rd", _day("2027-03-03")),
     ("March 3, 2020", _day("2020-03-03")),
     ("the 5th of June", _day("2026-06-05")),
     ("Sept 9th", _day("2026-09-09")),
-    ("may 5th", _day("2026-05-05")),
-    ("December 25th", _day("2025-12-25")),
+    ("may 5th", _day("2027-05-05")),  # 204 days back, 161 ahead
+    ("December 25th", _day("2026-12-25")),
     ("I'm going to visit on December 25th", _day("2026-12-25")),
     ("in May", _month("2026-05")),
     ("last March", _month("2026-03")),
@@ -168,7 +173,7 @@ ENGLISH = [
     ("in early March 2019", _month("2019-03")),
     ("May 2019", _month("2019-05")),
     ("2023-03-05", _day("2023-03-05")),
-    ("on Tuesday, March 3rd", _day("2026-03-03")),
+    ("on Tuesday, March 3rd", _day("2027-03-03")),
     ("I was going to the gym on Saturday", _day("2026-11-21")),  # "was going to" is not a future cue
 ]
 
@@ -226,7 +231,7 @@ def test_leftmost_phrase_wins_and_longest_at_the_same_place() -> None:
 
 def test_unresolvable_or_habitual_phrase_is_skipped_for_the_next_one() -> None:
     assert _window(resolve_event_time("我每周六游泳，但上周日没去", SAID_AT)) == _day("2026-11-22")
-    assert _window(resolve_event_time("2月30日不存在，3月1日才对", SAID_AT)) == _day("2026-03-01")
+    assert _window(resolve_event_time("2月30日不存在，3月1日才对", SAID_AT)) == _day("2027-03-01")
 
 
 def test_resolved_in_said_ats_own_timezone() -> None:
@@ -245,7 +250,9 @@ def test_year_boundaries_and_the_one_day_margin() -> None:
     assert _window(resolve_event_time("last week", new_year)) == _week("2026-12-21")
     new_years_eve = datetime(2026, 12, 31, 20, tzinfo=UTC)
     assert _window(resolve_event_time("1月1日", new_years_eve)) == _day("2027-01-01")  # within the margin
-    assert _window(resolve_event_time("1月2日", new_years_eve)) == _day("2026-01-02")
+    assert _window(resolve_event_time("1月2日", new_years_eve)) == _day("2027-01-02")  # the nearer
+    assert _window(resolve_event_time("8月2日", new_years_eve)) == _day("2026-08-02")  # 151 days back, 214 ahead
+    assert _window(resolve_event_time("6月2日", new_years_eve)) == _day("2027-06-02")  # 212 back, 153 ahead
 
 
 def test_week_convention_starts_on_monday() -> None:
