@@ -255,6 +255,17 @@ def test_year_boundaries_and_the_one_day_margin() -> None:
     assert _window(resolve_event_time("6月2日", new_years_eve)) == _day("2027-06-02")  # 212 back, 153 ahead
 
 
+def test_a_year_said_after_the_date_overrides_the_nearer_occurrence() -> None:
+    may = datetime(2026, 5, 10, 12, tzinfo=UTC)  # last February is nearer than the next one
+    assert _window(resolve_event_time("see you on Feb 14 next year", may)) == _day("2027-02-14")
+    assert _window(resolve_event_time("my birthday is 14 feb next year", may)) == _day("2027-02-14")
+    assert _window(resolve_event_time("in March next year we move", may)) == _month("2027-03")
+    autumn = datetime(2026, 11, 28, 12, tzinfo=UTC)  # last July is nearer than the next one
+    assert _window(resolve_event_time("July 4th last year", autumn)) == _day("2025-07-04")
+    assert _window(resolve_event_time("the 5th of may this year", autumn)) == _day("2026-05-05")
+    assert resolve_event_time("Feb 14 next year", may).phrase == "Feb 14 next year"
+
+
 def test_week_convention_starts_on_monday() -> None:
     sunday = datetime(2026, 11, 29, 12, tzinfo=UTC)
     assert _window(resolve_event_time("这周", sunday)) == _week("2026-11-23")

@@ -413,7 +413,9 @@ _DAY_NUM = r"(?<![:.\d/-])(?P<d>\d{1,2})(?P<ord>st|nd|rd|th)?\b"  # not the 30 o
 # "May 3 people came", "March 5 times": a number that counts something is not a day of the month.
 _NOT_A_DAY = (r"(?![:.]\d)(?!\s*(?:%|percent|am\b|pm\b|a\.m|p\.m|o'clock|people|persons|times|hours?|minutes?|"
               r"days|weeks|months|years|miles|km|kg|pounds|dollars|bucks|euros|of\s+(?:us|them|you|my|our|the)))")
-_YEAR_TAIL = r"(?:,?\s+(?:of\s+)?(?P<y>\d{4})\b)?"
+# "14 Feb 2027", "14 feb next year": the year said after the date, in digits or relative to now.
+_YEAR_TAIL = r"(?:,?\s+(?:of\s+)?(?P<y>\d{4})\b|,?\s+(?P<ry>next|last|this)\s+year\b)?"
+_RELATIVE_YEAR = {"next": 1, "last": -1, "this": 0}
 
 _EN_DAY_RE = re.compile(r"\b(?P<w>the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|"
                         r"tomorrow|tonight|last\s+night|this\s+(?:morning|afternoon|evening)|earlier\s+today|"
@@ -509,10 +511,19 @@ def _month_ok(name: str, *, ordinal: bool, year: bool) -> bool:
     return name.lower() not in _AMBIGUOUS_MONTHS or name[0].isupper() or ordinal or year
 
 
+def _tail_year(m: re.Match[str], ctx: _Ctx) -> int | None:
+    """The year _YEAR_TAIL matched after a date, if any."""
+    if m["y"]:
+        return int(m["y"])
+    if m["ry"]:
+        return ctx.today.year + _RELATIVE_YEAR[m["ry"].lower()]
+    return None
+
+
 def _en_month_day(m: re.Match[str], ctx: _Ctx) -> EventTime | None:
-    if not _month_ok(m["mon"], ordinal=bool(m["ord"]), year=bool(m["y"])):
+    year = _tail_year(m, ctx)
+    if not _month_ok(m["mon"], ordinal=bool(m["ord"]), year=year is not None):
         return None
-    year = int(m["y"]) if m["y"] else None
     return ctx.month_day(year, _MONTH_NUMBER[m["mon"].lower()], int(m["d"]), m[0])
 
 
@@ -522,8 +533,9 @@ def _en_month_year(m: re.Match[str], ctx: _Ctx) -> EventTime | None:
 
 def _en_prep_month(m: re.Match[str], ctx: _Ctx) -> EventTime | None:
     name, month = m["mon"], _MONTH_NUMBER[m["mon"].lower()]
-    if m["y"]:
-        return ctx.month(int(m["y"]), month, m[0])
+    year = _tail_year(m, ctx)
+    if year is not None:
+        return ctx.month(year, month, m[0])
     if name.lower() in _AMBIGUOUS_MONTHS and not name[0].isupper():  # "this may be", "in march formation"
         return None
     rel = m["rel"].lower()
