@@ -56,3 +56,28 @@ def test_heads_reach_members_members_reach_heads_and_their_group_only() -> None:
     assert set(words.reaches["dog"]) == {"puppi", "狗", "pet", "宠物"}
     assert words.reaches["mice"] == {"mous": 1.0}
     assert words.same_concept("dog", "cat") and not words.joins("dog", "cat") and words.joins("dog", "pet")
+
+
+def test_a_word_set_finds_exactly_what_holds_finds_word_by_word() -> None:
+    """WordSet.held_by is Lexicon.holds over a whole set at once (a faster form): they must agree on every memory."""
+    from random import Random
+
+    from jiyi.core.lexicon import WordSet
+
+    shipped = lexicon()
+    rng = Random(29)
+    vocabulary = sorted(shipped.concepts)
+    fillers = ["我", "今天", "烟雾报警器", "酒会", "the", "and", "my", "I", "went", "to", "really", "了", "，", "."]
+    outcomes = []
+    for _ in range(100):
+        chosen = rng.sample(vocabulary, 40)
+        word_set = WordSet.of(chosen)
+        for _ in range(10):
+            pieces = [rng.choice(chosen if rng.random() < 0.5 else vocabulary), *rng.sample(fillers, 4)]
+            rng.shuffle(pieces)
+            memory = (" " if rng.random() < 0.5 else "").join(pieces)
+            words, text = _indexed_words(memory), normalize(memory)
+            expected = any(Lexicon.holds(word, words, text) for word in chosen)
+            assert word_set.held_by(words, text) == expected, (memory, chosen)
+            outcomes.append(expected)
+    assert 0.2 < sum(outcomes) / len(outcomes) < 0.8  # both answers were put to the test
