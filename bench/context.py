@@ -102,13 +102,16 @@ async def details(memory: AsyncMemory, ids: Sequence[str]) -> list[dict[str, Any
 
 
 async def measure_user(memory: AsyncMemory, clock: SimulatedClock, user: dict[str, Any],
-                       language: str, ingested: bool = False) -> list[dict[str, Any]]:
+                       language: str, ingested: bool = False, names: bool = True) -> list[dict[str, Any]]:
     if not ingested:
         await ingest(memory, clock, user)
     clock.now = datetime.fromisoformat(user["probes_at"]).astimezone(UTC)
     rows = []
+    # As SillyTavern sends them: who the user and the character are (--no-names: as a client that says neither).
+    user_name, char_name = (user.get("user_name"), user.get("char_name")) if names else (None, None)
     for probe in user["probes"]:
-        context = await memory.context([{"role": "user", "content": probe["question"]}], user_id=user["user_id"])
+        context = await memory.context([{"role": "user", "content": probe["question"]}], user_id=user["user_id"],
+                                       user_name=user_name, char_name=char_name)
         injected = await details(memory, [m["id"] for m in context["memories"]])
         searched = (await memory.search(probe["question"], user_id=user["user_id"], top_k=5))["results"]
         verdicts = [judge(item, probe) for item in injected]
@@ -125,7 +128,8 @@ async def measure_user(memory: AsyncMemory, clock: SimulatedClock, user: dict[st
                                         for k in probe["answer_keywords"]),
         })
     for item in user["nothing"]:
-        context = await memory.context([{"role": "user", "content": item["text"]}], user_id=user["user_id"])
+        context = await memory.context([{"role": "user", "content": item["text"]}], user_id=user["user_id"],
+                                       user_name=user_name, char_name=char_name)
         injected = await details(memory, [m["id"] for m in context["memories"]])
         rows.append({"id": item["id"], "language": language, "kind": item["kind"], "question": item["text"],
                      "injected": [{"memory": i["memory"], "category": i["category"], "role": i.get("role")}
@@ -172,7 +176,8 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
-async def run_language(language: str, split: str, embedder: Any, stores: Path | None) -> list[dict[str, Any]]:
+async def run_language(language: str, split: str, embedder: Any, stores: Path | None,
+                       names: bool = True) -> list[dict[str, Any]]:
     """Each user in a store of its own: a temporary one, or with `stores`, a file kept there and reused when it
     exists (delete it after changing the write path)."""
     rows: list[dict[str, Any]] = []
@@ -184,7 +189,7 @@ async def run_language(language: str, split: str, embedder: Any, stores: Path | 
             memory = AsyncMemory(build_store(f"sqlite:///{path}"), embedder, clock=clock,
                                  read_settings=ReadSettings(refresh_access=False))
             try:
-                rows += await measure_user(memory, clock, user, language, ingested)
+                rows += await measure_user(memory, clock, user, language, ingested, names)
             finally:
                 await memory.close()
     return rows
@@ -248,15 +253,18 @@ def main() -> None:
     parser.add_argument("--stores", type=Path, help="keep each user's store here, and reuse it when present")
     parser.add_argument("--locomo", type=Path, metavar="STORE",
                         help="also /context on LoCoMo's dev split, on a store bench/locomo.py made (mem0 ingestion)")
+    parser.add_argument("--no-names", dest="names", action="store_false",
+                        help="send /context no user_name / char_name (a client that knows neither)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     embedder = build_embedder(args.embedder)
-    report: dict[str, Any] = {"benchmark": "context", "split": args.split, "embedder": args.embedder, "results": {}}
+    report: dict[str, Any] = {"benchmark": "context", "split": args.split, "embedder": args.embedder,
+                              "names": args.names, "results": {}}
     all_rows = []
     for language in args.languages:
         if args.stores:
             args.stores.mkdir(parents=True, exist_ok=True)
-        rows = asyncio.run(run_language(language, args.split, embedder, args.stores))
+        rows = asyncio.run(run_language(language, args.split, embedder, args.stores, args.names))
         all_rows += rows
         report["results"][language] = summarise(rows)
         print_summary(f"{language} ({args.split})", report["results"][language])

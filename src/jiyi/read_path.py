@@ -83,6 +83,7 @@ from jiyi.core.supersession import (
     superseded_by,
 )
 from jiyi.core.temporal import EventTime, resolve_event_time
+from jiyi.core.vocative import without_the_name
 from jiyi.core.who_is_who import who_is_who
 from jiyi.daemon_pool import DaemonThreadPool
 from jiyi.embedders.base import AsyncQueries, Embedder
@@ -509,7 +510,9 @@ class ReadPath:
 
         first: list[tuple[str, str]] = []
         if wanted("question"):
-            first.append(("question", question))
+            # Searched without the assistant's name where the message addresses it ("小暖在不在"): the user's own
+            # messages open with it too, and would all match a greeting (core/vocative.py).
+            first.append(("question", without_the_name(question, request.char_name)))
         if not wanted("context"):
             pass
         elif not recent:
