@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from jiyi.core.facts import slot_filter
+from jiyi.core.question_words import opener_alternation
 from jiyi.filters import Node, parse_filters
 from jiyi.text import ENGLISH_STOPWORDS, has_cjk, query_terms
 
@@ -230,9 +231,9 @@ def asks_about_the_user(query: str) -> bool:
 _ASKS_ZH = re.compile(
     r"[？?]|[吗嗎呢么麼嘛没沒不伐未冇]\s*[。！!~～…\s]*$|什么|什麼|甚么|甚麼|啥|咩|乜|么子|怎|咋|哪(?!怕)|谁|誰|几(?!乎)|幾|多少|"
     r"多[大久长長远遠高重]|([\u4e00-\u9fff])[不没沒]\1|来着|來著|如何|还是|還是|是否")
-_ASKS_EN = re.compile(
-    r"\?|^\W*(?:what|what's|whats|who|who's|whose|where|where's|when|why|how|how's|which|do|does|did|can|could|"
-    r"would|will|should|is|are|am|was|were|have|has|had|any|remind|tell me)\b", re.IGNORECASE)
+_ASKS_EN = re.compile(  # a whole message: its contractions and "had" too ("whats my dads name", "had I told you")
+    r"\?|^\W*(?:" + opener_alternation("what's", "whats", "who's", "whose", "where's", "how's", "had") + r")\b",
+    re.IGNORECASE)
 
 
 def asks_something(query: str) -> bool:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from jiyi.core.facts import Fact, FactKind
+from jiyi.core.question_words import opener_alternation
 from jiyi.core.rule_base import (
     ANIMAL,
     FEMALE,
@@ -30,8 +31,8 @@ from jiyi.core.rule_base import (
 )
 
 _I = re.IGNORECASE
-_QUESTION_START = re.compile(r"^(?:what|who|where|when|why|how|which|do|does|did|can|could|would|will|should|is|are|am|"
-                             r"was|were|have|has|shall|may|might|any|remind|tell me|guess)\b", _I)
+# A clause that asks states nothing: "may I…", "might it…", "guess what" open questions here too.
+_QUESTION_START = re.compile(r"^(?:" + opener_alternation("shall", "may", "might", "guess") + r")\b", _I)
 _HYPOTHETICAL = re.compile(r"\b(?:if|unless|suppose|imagine|wish|would be|wonder|maybe|might|not sure|whether)\b", _I)
 _LEADING = re.compile(r"^(?:oh|ah|well|so|and|but|also|btw|by the way|anyway|actually|honestly|haha+|lol|yeah|yes|"
                       r"no(?!\s+\w+ing\b)|ok(?:ay)?|hey|hi|hello|um+|hmm+|fun fact|guess what|just so you know|fyi|sorry|"
