@@ -37,7 +37,7 @@ import numpy as np
 
 from jiyi import tracing
 from jiyi.capability import CapabilityCheck
-from jiyi.core.answer_kinds import asked_kind, holds
+from jiyi.core import answer_kinds
 from jiyi.core.injection import DEFAULT_BUDGET_CHARS, MEMORY_HEADER, inject, memory_block
 from jiyi.core.intent import (
     asks_about_now,
@@ -800,9 +800,6 @@ def said_then(question: str, now: datetime) -> EventTime | None:
     return window
 
 
-ANSWER_KIND_WEIGHT = 0.75
-
-
 def merged(found: Sequence[Sequence[SearchHit]], top_k: int, question: str | None = None) -> list[SearchHit]:
     """The relevant hits of several searches, best first, each memory once (its best score) and no message that a
     fact among them stands for (nor a reply to one that shares no word with the `question`)."""
@@ -811,14 +808,11 @@ def merged(found: Sequence[Sequence[SearchHit]], top_k: int, question: str | Non
         for hit in hits:
             if hit.record.id not in best or hit.score > best[hit.record.id].score:
                 best[hit.record.id] = hit
-    kind = asked_kind(question) if question else None
+    kind = answer_kinds.asked_kind(question) if question else None
 
-    def weighed(hit: SearchHit) -> float:
-        # A memory that holds nothing of the kind of answer asked for (a time, a number; in English a place or a
-        # name too: core/answer_kinds.py) comes after one that does, unless it matches much better.
-        return hit.score * (ANSWER_KIND_WEIGHT if kind is not None and not holds(kind, hit.record.content) else 1.0)
-
-    ranked = sorted(best.values(), key=lambda h: (-weighed(h), h.record.id))
+    # A memory that holds nothing of the kind of answer asked for (a time, a number; in English a place or a name
+    # too) comes after one that does, unless it matches much better (core/answer_kinds.py).
+    ranked = sorted(best.values(), key=lambda h: (-h.score * answer_kinds.weight(kind, h.record.content), h.record.id))
     return without_covered_messages(ranked, top_k, question)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jiyi.core.answer_kinds import asked_kind, holds
+from jiyi.core.answer_kinds import WITHOUT_THE_KIND, asked_kind, holds, weight
 
 
 @pytest.mark.parametrize(("question", "kind"), [
@@ -49,3 +49,9 @@ def test_context_puts_a_memory_holding_the_kind_asked_for_first() -> None:
     assert merged([[called, named]], 5, "Do I have a cat?")[0] is called
     far_better = hit("User's cat called in sick lol", 0.99)
     assert merged([[far_better, named]], 5, "What's my cat called?")[0] is far_better
+
+
+def test_a_memory_without_the_kind_asked_for_keeps_a_part_of_its_score() -> None:
+    assert weight("number", "User is 34 years old") == 1.0
+    assert weight("number", "User feels old") == WITHOUT_THE_KIND < 1.0
+    assert weight(None, "User feels old") == 1.0  # nothing asked for: nothing weighed
