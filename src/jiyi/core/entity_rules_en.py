@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from jiyi.core import entity_homes_en, entity_names_en, entity_titles_en
+from jiyi.core import entity_family_words_en, entity_homes_en, entity_names_en, entity_titles_en
 from jiyi.core.entity_claims import ME, Claim, Ref, kin_of, named, pronoun
 from jiyi.core.not_names import not_a_name_en
 
@@ -781,7 +781,8 @@ def claims(text: str) -> list[Claim]:
     said_with_titles = [s for s in (piece.strip() for piece in _SENTENCES.split(text)) if s]
     # the people named with a title first ("Mrs. Linh Nguyen": Linh Nguyen), then every rule reads the name alone
     titled = entity_titles_en.claims(said_with_titles)
-    sentences = [entity_titles_en.without_titles(s) for s in said_with_titles]
+    titled += [c for s in said_with_titles for c in entity_family_words_en.claims(s)]
+    sentences = [entity_family_words_en.as_names(entity_titles_en.without_titles(s)) for s in said_with_titles]
     lowercase = writes_in_lowercase(sentences)
     for sentence in sentences:
         found += _naming(sentence, lowercase)
