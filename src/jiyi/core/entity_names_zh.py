@@ -27,6 +27,8 @@ _ADDRESS = ("阿姨", "叔叔", "老师", "师傅", "医生", "大夫", "经理"
 _BY_FORM = re.compile(rf"老[{SURNAMES}]|[{SURNAMES}](?:{'|'.join(_ADDRESS)})")
 _ALL_HAN = re.compile(r"[\u4e00-\u9fff]+")
 _LITTLE = re.compile(r"[小阿][\u4e00-\u9fff]")
+# 阿May, 老K, 小Q: a nickname by its form, as 老王 is — no common noun is written so
+_LATIN_NICKNAME = re.compile(r"[阿老小](?:[A-Z][a-z]{1,8}|[A-Z])(?![A-Za-z])")
 _WITH = "和跟陪找约带给问请帮"  # not 叫: 托班叫小橡树, 狗叫小白 name things and pets as often as people
 _PERSON_BEFORE = re.compile(rf"(?:[{_WITH}]|同事|同学|朋友|室友|舍友|闺蜜|哥们|发小)$")
 _PERSON_AFTER = re.compile(r"^(?:说|告诉|跟我|和我|问我|约我|请我|帮我|送我|给我|来了|来找|打电话|打来|发消息|发微信|"
@@ -62,6 +64,8 @@ def claims(clause: str) -> list[Claim]:
     for m in _BY_FORM.finditer(clause):
         if not not_a_name_zh(m.group()) and _stands_alone(clause, m.start(), m.group(), starts):
             found.setdefault(m.group(), "person")
+    for m in _LATIN_NICKNAME.finditer(clause):
+        found.setdefault(m.group(), "person")
     for m in _LITTLE.finditer(clause):
         name = m.group()
         if not_a_name_zh(name) or rjieba.cut(clause[m.start():m.start() + 4])[0] not in (name, name[0]):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from jiyi.core import entity_homes_en, entity_names_en
+from jiyi.core import entity_family_words_en, entity_homes_en, entity_names_en, entity_titles_en
 from jiyi.core.entity_claims import ME, Claim, Ref, kin_of, named, pronoun
 from jiyi.core.not_names import not_a_name_en
 
@@ -778,13 +778,17 @@ def writes_in_lowercase(sentences: list[str]) -> bool:
 
 def claims(text: str) -> list[Claim]:
     found: list[Claim] = []
-    sentences = [s for s in (piece.strip() for piece in _SENTENCES.split(text)) if s]
+    said_with_titles = [s for s in (piece.strip() for piece in _SENTENCES.split(text)) if s]
+    # the people named with a title first ("Mrs. Linh Nguyen": Linh Nguyen), then every rule reads the name alone
+    titled = entity_titles_en.claims(said_with_titles)
+    titled += [c for s in said_with_titles for c in entity_family_words_en.claims(s)]
+    sentences = [entity_family_words_en.as_names(entity_titles_en.without_titles(s)) for s in said_with_titles]
     lowercase = writes_in_lowercase(sentences)
     for sentence in sentences:
         found += _naming(sentence, lowercase)
     # Names in passing after the named terms ("my dog Oliver ... Oliver's bone": a pet, not a person) and before the
     # relations, whose subject ("Melanie moved to Boston") must be known by then.
-    found += entity_names_en.claims(sentences)
+    found += titled + entity_names_en.claims(sentences)
     for sentence in sentences:
         said = _IM.sub("i'm", sentence) if lowercase else sentence  # "im a line cook at ..."
         found += _places_and_work(said, lowercase) + _endings(said)
