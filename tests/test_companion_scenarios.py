@@ -130,3 +130,30 @@ def test_a_question_naming_a_speaker_is_answered_by_their_own_words(
         assert answer in found[0]["memory"] and score[answer] > score[compliment], found
     else:
         assert score[compliment] >= score[answer], found
+
+
+def injected(memory: Memory, question: str) -> list[str]:
+    return [m["memory"] for m in memory.context([{"role": "user", "content": question}], user_id="u")["memories"]]
+
+
+def test_a_newer_value_said_without_a_word_of_change_is_injected_instead_of_the_older(memory: Memory) -> None:
+    say(memory, (0, "手术顺利，我爸目前仍在交大一附院住院观察，我每天下课后去医院陪护"),
+        (15, "我爸昨日已回家静养，医生嘱咐低盐低脂，每天散步半小时"))
+    memories = injected(memory, "我爸现在还在医院吗？")
+    assert any("回家静养" in m for m in memories), memories
+    assert not any("住院观察" in m for m in memories), memories
+
+
+def test_a_newer_value_said_without_a_word_of_change_is_injected_instead_of_the_older_in_english(
+        memory: Memory) -> None:
+    say(memory, (0, "My dad had his surgery, he is in the hospital for observation for now"),
+        (15, "Dad came home yesterday, the doctor says he should walk half an hour a day"))
+    memories = injected(memory, "Is my dad still in the hospital?")
+    assert any("came home" in m for m in memories), memories
+    assert not any("observation" in m for m in memories), memories
+
+
+def test_memories_of_two_slots_both_stay_asked_about_now(memory: Memory) -> None:
+    say(memory, (0, "我每天早上在小区跑步五公里"), (20, "最近报了个吉他班，每周两节课"))
+    memories = injected(memory, "我现在还每天跑步吗？")
+    assert any("跑步" in m for m in memories), memories

@@ -72,6 +72,7 @@ from jiyi.core.retrieval import (
     replied_to,
     without_covered_messages,
 )
+from jiyi.core.slots import newer_values
 from jiyi.core.speakers import named_in, names_someone
 from jiyi.core.supersession import (
     asks_about_before,
@@ -639,7 +640,8 @@ class ReadPath:
             if record.id not in seen:
                 seen.add(record.id)
                 replaced.append(hit if record is hit.record else replace(hit, record=record))
-        if not any(may_say_a_change(h.record.content) for h in replaced):
+        says_a_change = any(may_say_a_change(h.record.content) for h in replaced)
+        if not says_a_change and not asks_about_now(question):
             return replaced
         common = common_words(self.store, [question, *(h.record.content for h in replaced)])
         vectors = self.store.get_vectors([h.record.id for h in replaced])
@@ -656,7 +658,17 @@ class ReadPath:
             cosines = matrix @ matrix[position[new.id]]
             return bool(cosines[position[old.id]] >= np.median(np.delete(cosines, position[new.id])))
 
-        return put_in_place(replaced, superseded_by(replaced, question, common, lexicon().joins, near))
+        def cosines_of(record: MemoryRecord) -> dict[str, float] | None:
+            if record.id not in position:
+                return None
+            return dict(zip(ids, (matrix @ matrix[position[record.id]]).tolist(), strict=True))
+
+        if says_a_change:
+            replaced = put_in_place(replaced, superseded_by(replaced, question, common, lexicon().joins, near))
+        # Then, asked about now, a newer value said without a word of change (core/slots.py).
+        words = lexicon()
+        return put_in_place(replaced, newer_values(replaced, question, common, words.same_concept, words.joins,
+                                                   cosines_of))
 
     async def _rewrite(self, request: RecallRequest, question: str, recent: list[ChatMessage], deadline: float,
                        stages: list[Stage]) -> tuple[str, float, str] | None:

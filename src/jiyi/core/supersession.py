@@ -380,17 +380,32 @@ def put_in_place(hits: Sequence[SearchHit], gone: dict[str, Replacement]) -> lis
     one is out, and the question gets nothing. Otherwise it keeps its own place: found for another reason, an older
     memory's relevance says nothing of the change (a question about the user's father found a grandmother's fall)."""
     by_id = {h.record.id: h for h in hits}
+
+    def standing_for(record_id: str) -> str:
+        while record_id in gone and gone[record_id].asked:
+            record_id = gone[record_id].by
+        return record_id
+
+    # A memory that stands for several takes the first one's place with the most relevant one's relevance: the one
+    # that cleared the bar may not be the one ranked first ("跑单少了" standing for "跑了52单" and "单都没法跑").
+    most_relevant: dict[str, SearchHit] = {}
+    for hit in hits:
+        record_id = standing_for(hit.record.id)
+        if record_id not in most_relevant or hit.relevance > most_relevant[record_id].relevance:
+            most_relevant[record_id] = hit
     standing: list[SearchHit] = []
     placed: set[str] = set()
     for hit in hits:
-        record_id = hit.record.id
-        while record_id in gone and gone[record_id].asked:
-            record_id = gone[record_id].by
+        record_id = standing_for(hit.record.id)
         if record_id in gone or record_id in placed:
             continue
         placed.add(record_id)
-        newer = by_id[record_id]
-        standing.append(hit if newer is hit else replace(hit, record=newer.record))
+        newer, best = by_id[record_id], most_relevant[record_id]
+        if newer is hit and best is hit:
+            standing.append(hit)
+        else:
+            standing.append(replace(hit, record=newer.record, relevance=max(hit.relevance, best.relevance),
+                                    details=best.details if best.relevance > hit.relevance else hit.details))
     return standing
 
 
