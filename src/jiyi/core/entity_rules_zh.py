@@ -13,7 +13,7 @@ import re
 
 import rjieba
 
-from jiyi.core import entity_names_zh, organisations_zh, places_zh
+from jiyi.core import entity_names_zh, organisations_called_zh, organisations_zh, places_zh
 from jiyi.core.entity_claims import ME, Claim, Ref, kin_of, named, pronoun
 from jiyi.core.not_names import not_a_name_zh
 from jiyi.text import starts_a_word
@@ -456,9 +456,10 @@ def _is_noun_phrase(said: str) -> bool:
 
 
 def _is_proper_noun_phrase(candidate: str) -> bool:
-    """Every word a noun or a name: 蓝鲸广告, 小红书, Shein; not 组跟导师 (a preposition inside)."""
+    """Every word a noun, a name or an abbreviation: 蓝鲸广告, 小红书, Shein, 亚航; not 组跟导师 (a preposition
+    inside)."""
     words = [(w, t) for w, t in rjieba.tag(candidate) if w.strip()]
-    return bool(words) and all(t.startswith("n") or t == "eng" for _, t in words)
+    return bool(words) and all(t.startswith("n") or t in ("eng", "j") for _, t in words)
 
 
 def _place_or_org(subject: Ref, candidate: str, verb: str) -> list[Claim]:
@@ -467,9 +468,10 @@ def _place_or_org(subject: Ref, candidate: str, verb: str) -> list[Claim]:
         return [] if verb == "实习" else [Claim(subject, "lives_in", named(candidate, "place"))]
     if candidate in _NOT_PLACES or candidate in KIN or candidate[0] in "我你他她这那家" or candidate.startswith(_SOME):
         return []
-    placed = organisations_zh.split_places(candidate)
-    if places_zh.is_place(placed.name) or placed.name.startswith(_SOME):
-        # 在英国曼彻斯特读研究生: places all the way, no school named; 台北一家电子公司: one described, not named
+    placed = organisations_zh.split_places(organisations_zh.without_department(candidate))
+    if places_zh.is_place(placed.name) or placed.name.startswith(_SOME) or placed.name in organisations_zh.INSTITUTIONS:
+        # 在英国曼彻斯特读研究生: places all the way, no school named; 台北一家电子公司: one described, not named;
+        # 在医院上班: a kind of workplace, not one named
         return []
     if not (_is_proper_noun_phrase(placed.name) or organisations_zh.is_institution(placed.name)):
         return []
@@ -500,6 +502,28 @@ def _where_placed(placed: organisations_zh.Placed) -> list[Claim]:
     places = [named(p, "place") for p in placed.places]
     found = [Claim(_organisation(placed), "located_in", places[-1])]
     return found + [Claim(smaller, "part_of", bigger) for bigger, smaller in itertools.pairwise(places)]
+
+
+def _organisation_called(name: str, what: str) -> Ref:
+    """The organisation named so, with the places said in what it was described as (苏州的一家养老院)."""
+    return _organisation(organisations_zh.Placed(name, organisations_zh.split_places(what).places, name))
+
+
+def _called_claims(called: organisations_called_zh.Called, running: Ref | None) -> list[Claim]:
+    """一间会计师事务所叫立信德 (after 跳槽: the subject works there), 阿杰那间公司叫顺通物流 (阿杰 does)."""
+    org = _organisation_called(called.name, called.what)
+    placed = organisations_zh.split_places(called.what)
+    found = [Claim(org), *[Claim(org, "located_in", named(p, "place")) for p in placed.places[-1:]]]
+    owner = called.owner
+    if owner in ("我", "我们", "俺", "俺们", "咱们"):
+        worker: Ref | None = ME
+    elif owner in ("他", "她"):
+        worker = pronoun(_PRONOUN_WORD[owner])
+    elif owner is not None:
+        worker = named(owner, "person") if _person_named(owner) is not None else None  # whose company: a person's
+    else:
+        worker = running if called.joined else None
+    return found + ([Claim(worker, "works_at", org)] if worker is not None else [])
 
 
 def _school(clause: str, subject: Ref) -> list[Claim]:
@@ -678,6 +702,8 @@ def claims(text: str) -> list[Claim]:
         if first is not None and first[1] == "ns":
             place = first[0]
             found.append(Claim(named(m.group("org"), "organisation"), "located_in", named(place, "place")))
+    for shop in organisations_called_zh.called_before_kind(text):
+        found += _called_claims(shop, None)
     for m in _HAVE_ONE_CALLED.finditer(text):
         name = _name_at(text[m.end():])
         if name is not None:
@@ -691,6 +717,7 @@ def claims(text: str) -> list[Claim]:
     wished_before = False  # the clause before said a wish or a plan
     org_said = False  # a clause before spoke of an organisation
     parents_before = False  # the clause before spoke of the user's parents: 他们 is them
+    unnamed_org: str | None = None  # an organisation a clause described (一家养老院), whose name may follow
     for clause in clauses:
         where = _ORG_IS_AT.fullmatch(clause) if org_before is not False else None
         if where is not None:
@@ -711,6 +738,21 @@ def claims(text: str) -> list[Claim]:
             found += [Claim(org, "located_in", named(placed.places[-1], "place"))] if placed.places else []
             described = None
             continue
+        alone = organisations_called_zh.named_alone(clause)
+        if alone is not None and (unnamed_org is not None or organisations_zh.is_institution(alone)):
+            # 住进苏州的一家养老院，离静儿家二十分钟，叫颐和苑: the name of the one described; 叫小橙子托育: a name
+            # that says what it names
+            org_before = _organisation_called(alone, unnamed_org or "")
+            places = organisations_zh.split_places(unnamed_org or "").places
+            found += [Claim(org_before), *[Claim(org_before, "located_in", named(p, "place")) for p in places[-1:]]]
+            unnamed_org, previous = None, clause
+            continue
+        inline = organisations_called_zh.called_in(clause, text)
+        if inline is not None:
+            found += _called_claims(inline, running)
+            unnamed_org = None
+        elif (what := organisations_called_zh.described_in(clause)) is not None:
+            unnamed_org = what
         called = _CALLED.fullmatch(clause) if running is not None else None
         person = _name_at(called.group("name")) if called is not None else None
         if called is not None and person is not None and person == called.group("name") and _is_person_name(person):
