@@ -72,3 +72,24 @@ def test_a_department_after_the_hospital_is_the_hospital() -> None:
 def test_an_abbreviated_name_is_a_workplace() -> None:
     graph, _ = run("我老公叫阿文 他在亚航做机师")
     assert ("阿文", "works_at", "亚航") in relations(graph)
+
+
+def test_a_university_by_its_short_name_where_someone_studies() -> None:
+    graph, _ = run("我表弟叫小杰 在武大读大三")
+    assert ("小杰", "studies_at", "武大") in relations(graph)
+
+
+def test_a_short_name_ending_in_da_with_no_study_is_nothing() -> None:
+    graph, _ = run("我表弟叫小杰 在武大门口卖水果")
+    assert not any(r[2] == "武大" for r in relations(graph))
+
+
+def test_the_university_named_in_the_clause_after_studying_there() -> None:
+    graph, _ = run("我女儿叫晓雯 在厦门上大学 厦门大学", "我儿子叫小航 在伦敦读研究生，读的是帝国理工学院")
+    assert {("晓雯", "studies_at", "厦门大学"), ("厦门大学", "located_in", "厦门"),
+            ("小航", "studies_at", "帝国理工学院"), ("帝国理工学院", "located_in", "伦敦")} <= relations(graph)
+
+
+def test_a_university_after_a_plan_or_alone_is_no_study() -> None:
+    graph, _ = run("我女儿想在上海读研究生，复旦大学", "复旦大学")
+    assert not any(r[1] == "studies_at" for r in relations(graph))

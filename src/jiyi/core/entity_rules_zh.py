@@ -128,6 +128,10 @@ _COMPANY_NAMED = re.compile(r"(?P<place>[\u4e00-\u9fff]{2,4})(?:一家|那家|�
 # 跟俺弟弟住, 婆婆跟我们住一起, 我们一起住在滨江: a shared home (not 住院, 住酒店: a stay)
 _LIVES_WITH = re.compile(r"(?:(?:跟|和|与)(?P<with>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:一起|在一起)?"
                          r"住(?!院|酒店|宾馆|了几天)|(?P<together>一起住|住一起|住在一起|同居))")
+# 在青岛上大学 / 在英国曼彻斯特读研究生, then the university's name in the clause after (中国海洋大学, 读的是曼大)
+_AT_UNIVERSITY = re.compile(r"(?:在(?P<place>[\u4e00-\u9fffA-Za-z]{2,8}?))?(?:也|还|现在)?(?:上|读|念)"
+                            r"(?:大学|研究生|研|博士|博|本科)$")
+_UNIVERSITY_NAMED = re.compile(r"^(?:读的是|上的是|念的是|是)?(?P<org>[\u4e00-\u9fff]{2,12})$")
 # 一家游戏公司, 那个厂: an organisation described, not named
 _SOME = ("一家", "一个", "一所", "一间", "那家", "这家", "那个", "这个", "某")
 _WISH = re.compile(r"想|打算|准备|考虑|希望|如果|要是|干脆|可能|劝|让|等(?:她|他|我|你|[^等]{0,4}来了)|将来")
@@ -473,9 +477,11 @@ def _place_or_org(subject: Ref, candidate: str, verb: str) -> list[Claim]:
         # 在英国曼彻斯特读研究生: places all the way, no school named; 台北一家电子公司: one described, not named;
         # 在医院上班: a kind of workplace, not one named
         return []
-    if not (_is_proper_noun_phrase(placed.name) or organisations_zh.is_institution(placed.name)):
-        return []
     relation = _VERB_KIND.get(verb, "works_at")
+    # 在川大读大二: a university by its short name (tagged an adjective) where someone studies
+    short = relation == "studies_at" and organisations_zh.is_university_short(placed.name)
+    if not (_is_proper_noun_phrase(placed.name) or organisations_zh.is_institution(placed.name) or short):
+        return []
     if organisations_zh.is_school(placed.name) and relation == "studies_at":
         relation = "attends"  # a child's school: 在巴蜀中学读高一
     return [Claim(subject, relation, _organisation(placed)), *_where_placed(placed)]
@@ -545,6 +551,21 @@ def _school(clause: str, subject: Ref) -> list[Claim]:
         return []  # 我在…小学 without 读 or 上学: a grown-up there is more likely to work there
     placed = organisations_zh.split_places(said)
     return [Claim(subject, "attends", _organisation(placed)), *_where_placed(placed)]
+
+
+def _university_named(clause: str, studying: tuple[Ref, tuple[str, ...]] | None) -> list[Claim]:
+    """俺闺女在青岛上大学 中国海洋大学: the university named in the clause after the one that said who studies
+    where; it is in the place said there."""
+    m = _UNIVERSITY_NAMED.match(clause) if studying is not None else None
+    if studying is None or m is None:
+        return []
+    org = m.group("org")
+    if not (organisations_zh.is_university(org) or organisations_zh.is_university_short(org)):
+        return []
+    who, places = studying
+    university = named(org, "organisation")
+    return [Claim(who, "studies_at", university),
+            *[Claim(university, "located_in", named(p, "place")) for p in places[-1:]]]
 
 
 def _wished(clause: str, start: int) -> bool:
@@ -718,6 +739,7 @@ def claims(text: str) -> list[Claim]:
     org_said = False  # a clause before spoke of an organisation
     parents_before = False  # the clause before spoke of the user's parents: 他们 is them
     unnamed_org: str | None = None  # an organisation a clause described (一家养老院), whose name may follow
+    studying: tuple[Ref, tuple[str, ...]] | None = None  # the clause before: who is at a university, and where
     for clause in clauses:
         where = _ORG_IS_AT.fullmatch(clause) if org_before is not False else None
         if where is not None:
@@ -725,6 +747,12 @@ def claims(text: str) -> list[Claim]:
             if isinstance(org_before, Ref) and places_zh.is_place(where.group("place")):
                 found.append(Claim(org_before, "located_in", named(where.group("place"), "place")))
             org_before = False
+            continue
+        university = _university_named(clause, studying)
+        studying = None
+        if university:
+            found += university
+            previous = clause
             continue
         said_before = len(found)
         later = _NAMED_LATER.match(clause)
@@ -809,6 +837,10 @@ def claims(text: str) -> list[Claim]:
             found.append(Claim(running))  # 弟弟来上海出差: the brother is someone, whatever else the clause says
         if running is not None:
             found += _relations(clause, running) + _endings(clause, running)
+        at_university = _AT_UNIVERSITY.search(clause) if running is not None else None
+        if running is not None and at_university is not None and not _wished(clause, at_university.start()):
+            places = tuple(w for w in rjieba.cut(at_university.group("place") or "") if places_zh.is_place(w))
+            studying = (running, places)
         parents = _PARENTS.match(clause) or (_THEM.match(clause) if parents_before else None)
         if parents is not None and not _wished(clause, parents.end()):
             # 我爸妈都在乐山 / 跟爸妈说了 他们在宜昌: what follows is said of each parent
