@@ -26,6 +26,9 @@ KIN: dict[str, tuple[str, str | None]] = {
     **dict.fromkeys(("哥", "哥哥", "大哥", "弟弟", "小弟"), ("brother_of", "m")),
     **dict.fromkeys(("姐", "姐姐", "妹妹", "小妹"), ("sister_of", "f")),
     "儿子": ("son_of", "m"), "女儿": ("daughter_of", "f"), "闺女": ("daughter_of", "f"),
+    # by birth order, as an older or more formal speaker says it (长子志明, 次女志芳)
+    **dict.fromkeys(("长子", "次子", "幼子", "大儿子", "小儿子", "二儿子"), ("son_of", "m")),
+    **dict.fromkeys(("长女", "次女", "幼女", "大女儿", "小女儿", "二女儿"), ("daughter_of", "f")),
     "孙子": ("grandson_of", "m"), "孙女": ("granddaughter_of", "f"),
     **dict.fromkeys(("老公", "丈夫", "先生"), ("husband_of", "m")),
     **dict.fromkeys(("老婆", "妻子", "媳妇", "太太", "爱人"), ("wife_of", "f")),
