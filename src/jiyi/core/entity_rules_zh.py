@@ -8,12 +8,13 @@ Chinese has no spaces, so where a name or a place ends is read from rjieba's seg
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 
 import rjieba
 
-from jiyi.core import entity_names_zh, organisations_called_zh, organisations_zh, places_zh
+from jiyi.core import entity_names_zh, organisations_called_zh, organisations_zh, places_zh, traditional_zh
 from jiyi.core.entity_claims import ME, Claim, Ref, kin_of, named, pronoun
 from jiyi.core.not_names import not_a_name_zh
 from jiyi.text import starts_a_word
@@ -718,6 +719,31 @@ _WU_I = re.compile(r"阿拉(?![伯丁斯善])")
 
 
 def claims(text: str) -> list[Claim]:
+    if not traditional_zh.has_traditional(text):
+        return _claims(text)
+    # 長子志明在美國加州: read as simplified, the names kept as written
+    simplified = traditional_zh.to_simplified(text)
+    return [_as_written(claim, simplified, text) for claim in _claims(simplified)]
+
+
+def _as_written(claim: Claim, simplified: str, written: str) -> Claim:
+    def ref(said: Ref | None) -> Ref | None:
+        if said is None or said.is_user:
+            return said  # the rules tell the user by `is ME`
+
+        def back(form: str | None) -> str | None:
+            return traditional_zh.as_written(form, simplified, written) if form else form
+
+        return dataclasses.replace(said, name=back(said.name), alias=back(said.alias), owner=ref(said.owner),
+                                   extra_aliases=tuple(traditional_zh.as_written(a, simplified, written)
+                                                       for a in said.extra_aliases))
+
+    subject = ref(claim.subject)
+    assert subject is not None
+    return dataclasses.replace(claim, subject=subject, object=ref(claim.object))
+
+
+def _claims(text: str) -> list[Claim]:
     text = _TITLE.sub(" ", text)  # 学生写《我的父亲》: a title names no one of the user's life
     text = _WU_I.sub("我", text.translate(_CANTONESE))  # 我细妹喺香港玛丽医院做护士: 在
     found: list[Claim] = []
