@@ -152,3 +152,8 @@ def test_a_pronoun_never_stands_for_a_named_speaker_of_the_conversation() -> Non
     extract_change("Thanks, Melanie! I adopted a puppy last week", without, [], T0, ["m0"])
     change = extract_change("She is so playful", without, ["Thanks, Melanie! I adopted a puppy last week"], T0, ["m1"])
     assert [without.entities[e].name for e, _ in change.mentions] == ["Melanie"]  # a person named in passing
+
+
+def test_chinese_children_by_birth_order() -> None:
+    graph, _ = run("次女美玲在台北教书", "我小儿子叫立伟")
+    assert {("美玲", "daughter_of", USER), ("立伟", "son_of", USER)} <= relations(graph)

@@ -8,12 +8,13 @@ Chinese has no spaces, so where a name or a place ends is read from rjieba's seg
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 
 import rjieba
 
-from jiyi.core import entity_names_zh, organisations_zh, places_zh
+from jiyi.core import entity_names_zh, organisations_called_zh, organisations_zh, places_zh, traditional_zh
 from jiyi.core.entity_claims import ME, Claim, Ref, kin_of, named, pronoun
 from jiyi.core.not_names import not_a_name_zh
 from jiyi.text import starts_a_word
@@ -26,6 +27,9 @@ KIN: dict[str, tuple[str, str | None]] = {
     **dict.fromkeys(("哥", "哥哥", "大哥", "弟弟", "小弟"), ("brother_of", "m")),
     **dict.fromkeys(("姐", "姐姐", "妹妹", "小妹"), ("sister_of", "f")),
     "儿子": ("son_of", "m"), "女儿": ("daughter_of", "f"), "闺女": ("daughter_of", "f"),
+    # by birth order, as an older or more formal speaker says it (长子志明, 次女志芳)
+    **dict.fromkeys(("长子", "次子", "幼子", "大儿子", "小儿子", "二儿子"), ("son_of", "m")),
+    **dict.fromkeys(("长女", "次女", "幼女", "大女儿", "小女儿", "二女儿"), ("daughter_of", "f")),
     "孙子": ("grandson_of", "m"), "孙女": ("granddaughter_of", "f"),
     **dict.fromkeys(("老公", "丈夫", "先生"), ("husband_of", "m")),
     **dict.fromkeys(("老婆", "妻子", "媳妇", "太太", "爱人"), ("wife_of", "f")),
@@ -128,6 +132,10 @@ _COMPANY_NAMED = re.compile(r"(?P<place>[\u4e00-\u9fff]{2,4})(?:一家|那家|�
 # 跟俺弟弟住, 婆婆跟我们住一起, 我们一起住在滨江: a shared home (not 住院, 住酒店: a stay)
 _LIVES_WITH = re.compile(r"(?:(?:跟|和|与)(?P<with>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:一起|在一起)?"
                          r"住(?!院|酒店|宾馆|了几天)|(?P<together>一起住|住一起|住在一起|同居))")
+# 在青岛上大学 / 在英国曼彻斯特读研究生, then the university's name in the clause after (中国海洋大学, 读的是曼大)
+_AT_UNIVERSITY = re.compile(r"(?:在(?P<place>[\u4e00-\u9fffA-Za-z]{2,8}?))?(?:也|还|现在)?(?:上|读|念)"
+                            r"(?:大学|研究生|研|博士|博|本科)$")
+_UNIVERSITY_NAMED = re.compile(r"^(?:读的是|上的是|念的是|是)?(?P<org>[\u4e00-\u9fff]{2,12})$")
 # 一家游戏公司, 那个厂: an organisation described, not named
 _SOME = ("一家", "一个", "一所", "一间", "那家", "这家", "那个", "这个", "某")
 _WISH = re.compile(r"想|打算|准备|考虑|希望|如果|要是|干脆|可能|劝|让|等(?:她|他|我|你|[^等]{0,4}来了)|将来")
@@ -456,9 +464,10 @@ def _is_noun_phrase(said: str) -> bool:
 
 
 def _is_proper_noun_phrase(candidate: str) -> bool:
-    """Every word a noun or a name: 蓝鲸广告, 小红书, Shein; not 组跟导师 (a preposition inside)."""
+    """Every word a noun, a name or an abbreviation: 蓝鲸广告, 小红书, Shein, 亚航; not 组跟导师 (a preposition
+    inside)."""
     words = [(w, t) for w, t in rjieba.tag(candidate) if w.strip()]
-    return bool(words) and all(t.startswith("n") or t == "eng" for _, t in words)
+    return bool(words) and all(t.startswith("n") or t in ("eng", "j") for _, t in words)
 
 
 def _place_or_org(subject: Ref, candidate: str, verb: str) -> list[Claim]:
@@ -467,13 +476,16 @@ def _place_or_org(subject: Ref, candidate: str, verb: str) -> list[Claim]:
         return [] if verb == "实习" else [Claim(subject, "lives_in", named(candidate, "place"))]
     if candidate in _NOT_PLACES or candidate in KIN or candidate[0] in "我你他她这那家" or candidate.startswith(_SOME):
         return []
-    placed = organisations_zh.split_places(candidate)
-    if places_zh.is_place(placed.name) or placed.name.startswith(_SOME):
-        # 在英国曼彻斯特读研究生: places all the way, no school named; 台北一家电子公司: one described, not named
-        return []
-    if not (_is_proper_noun_phrase(placed.name) or organisations_zh.is_institution(placed.name)):
+    placed = organisations_zh.split_places(organisations_zh.without_department(candidate))
+    if places_zh.is_place(placed.name) or placed.name.startswith(_SOME) or placed.name in organisations_zh.INSTITUTIONS:
+        # 在英国曼彻斯特读研究生: places all the way, no school named; 台北一家电子公司: one described, not named;
+        # 在医院上班: a kind of workplace, not one named
         return []
     relation = _VERB_KIND.get(verb, "works_at")
+    # 在川大读大二: a university by its short name (tagged an adjective) where someone studies
+    short = relation == "studies_at" and organisations_zh.is_university_short(placed.name)
+    if not (_is_proper_noun_phrase(placed.name) or organisations_zh.is_institution(placed.name) or short):
+        return []
     if organisations_zh.is_school(placed.name) and relation == "studies_at":
         relation = "attends"  # a child's school: 在巴蜀中学读高一
     return [Claim(subject, relation, _organisation(placed)), *_where_placed(placed)]
@@ -502,6 +514,28 @@ def _where_placed(placed: organisations_zh.Placed) -> list[Claim]:
     return found + [Claim(smaller, "part_of", bigger) for bigger, smaller in itertools.pairwise(places)]
 
 
+def _organisation_called(name: str, what: str) -> Ref:
+    """The organisation named so, with the places said in what it was described as (苏州的一家养老院)."""
+    return _organisation(organisations_zh.Placed(name, organisations_zh.split_places(what).places, name))
+
+
+def _called_claims(called: organisations_called_zh.Called, running: Ref | None) -> list[Claim]:
+    """一间会计师事务所叫立信德 (after 跳槽: the subject works there), 阿杰那间公司叫顺通物流 (阿杰 does)."""
+    org = _organisation_called(called.name, called.what)
+    placed = organisations_zh.split_places(called.what)
+    found = [Claim(org), *[Claim(org, "located_in", named(p, "place")) for p in placed.places[-1:]]]
+    owner = called.owner
+    if owner in ("我", "我们", "俺", "俺们", "咱们"):
+        worker: Ref | None = ME
+    elif owner in ("他", "她"):
+        worker = pronoun(_PRONOUN_WORD[owner])
+    elif owner is not None:
+        worker = named(owner, "person") if _person_named(owner) is not None else None  # whose company: a person's
+    else:
+        worker = running if called.joined else None
+    return found + ([Claim(worker, "works_at", org)] if worker is not None else [])
+
+
 def _school(clause: str, subject: Ref) -> list[Claim]:
     """Where the subject goes to school, said without a verb of study (小宇在云大附中, 转到了安宁的太平学校), or by the
     school's name alone after who was talked of (乐乐今天上一年级了 曲江二小) — never the user's, said so."""
@@ -521,6 +555,21 @@ def _school(clause: str, subject: Ref) -> list[Claim]:
         return []  # 我在…小学 without 读 or 上学: a grown-up there is more likely to work there
     placed = organisations_zh.split_places(said)
     return [Claim(subject, "attends", _organisation(placed)), *_where_placed(placed)]
+
+
+def _university_named(clause: str, studying: tuple[Ref, tuple[str, ...]] | None) -> list[Claim]:
+    """俺闺女在青岛上大学 中国海洋大学: the university named in the clause after the one that said who studies
+    where; it is in the place said there."""
+    m = _UNIVERSITY_NAMED.match(clause) if studying is not None else None
+    if studying is None or m is None:
+        return []
+    org = m.group("org")
+    if not (organisations_zh.is_university(org) or organisations_zh.is_university_short(org)):
+        return []
+    who, places = studying
+    university = named(org, "organisation")
+    return [Claim(who, "studies_at", university),
+            *[Claim(university, "located_in", named(p, "place")) for p in places[-1:]]]
 
 
 def _wished(clause: str, start: int) -> bool:
@@ -670,6 +719,31 @@ _WU_I = re.compile(r"阿拉(?![伯丁斯善])")
 
 
 def claims(text: str) -> list[Claim]:
+    if not traditional_zh.has_traditional(text):
+        return _claims(text)
+    # 長子志明在美國加州: read as simplified, the names kept as written
+    simplified = traditional_zh.to_simplified(text)
+    return [_as_written(claim, simplified, text) for claim in _claims(simplified)]
+
+
+def _as_written(claim: Claim, simplified: str, written: str) -> Claim:
+    def ref(said: Ref | None) -> Ref | None:
+        if said is None or said.is_user:
+            return said  # the rules tell the user by `is ME`
+
+        def back(form: str | None) -> str | None:
+            return traditional_zh.as_written(form, simplified, written) if form else form
+
+        return dataclasses.replace(said, name=back(said.name), alias=back(said.alias), owner=ref(said.owner),
+                                   extra_aliases=tuple(traditional_zh.as_written(a, simplified, written)
+                                                       for a in said.extra_aliases))
+
+    subject = ref(claim.subject)
+    assert subject is not None
+    return dataclasses.replace(claim, subject=subject, object=ref(claim.object))
+
+
+def _claims(text: str) -> list[Claim]:
     text = _TITLE.sub(" ", text)  # 学生写《我的父亲》: a title names no one of the user's life
     text = _WU_I.sub("我", text.translate(_CANTONESE))  # 我细妹喺香港玛丽医院做护士: 在
     found: list[Claim] = []
@@ -678,6 +752,8 @@ def claims(text: str) -> list[Claim]:
         if first is not None and first[1] == "ns":
             place = first[0]
             found.append(Claim(named(m.group("org"), "organisation"), "located_in", named(place, "place")))
+    for shop in organisations_called_zh.called_before_kind(text):
+        found += _called_claims(shop, None)
     for m in _HAVE_ONE_CALLED.finditer(text):
         name = _name_at(text[m.end():])
         if name is not None:
@@ -691,6 +767,8 @@ def claims(text: str) -> list[Claim]:
     wished_before = False  # the clause before said a wish or a plan
     org_said = False  # a clause before spoke of an organisation
     parents_before = False  # the clause before spoke of the user's parents: 他们 is them
+    unnamed_org: str | None = None  # an organisation a clause described (一家养老院), whose name may follow
+    studying: tuple[Ref, tuple[str, ...]] | None = None  # the clause before: who is at a university, and where
     for clause in clauses:
         where = _ORG_IS_AT.fullmatch(clause) if org_before is not False else None
         if where is not None:
@@ -698,6 +776,12 @@ def claims(text: str) -> list[Claim]:
             if isinstance(org_before, Ref) and places_zh.is_place(where.group("place")):
                 found.append(Claim(org_before, "located_in", named(where.group("place"), "place")))
             org_before = False
+            continue
+        university = _university_named(clause, studying)
+        studying = None
+        if university:
+            found += university
+            previous = clause
             continue
         said_before = len(found)
         later = _NAMED_LATER.match(clause)
@@ -711,6 +795,21 @@ def claims(text: str) -> list[Claim]:
             found += [Claim(org, "located_in", named(placed.places[-1], "place"))] if placed.places else []
             described = None
             continue
+        alone = organisations_called_zh.named_alone(clause)
+        if alone is not None and (unnamed_org is not None or organisations_zh.is_institution(alone)):
+            # 住进苏州的一家养老院，离静儿家二十分钟，叫颐和苑: the name of the one described; 叫小橙子托育: a name
+            # that says what it names
+            org_before = _organisation_called(alone, unnamed_org or "")
+            places = organisations_zh.split_places(unnamed_org or "").places
+            found += [Claim(org_before), *[Claim(org_before, "located_in", named(p, "place")) for p in places[-1:]]]
+            unnamed_org, previous = None, clause
+            continue
+        inline = organisations_called_zh.called_in(clause, text)
+        if inline is not None:
+            found += _called_claims(inline, running)
+            unnamed_org = None
+        elif (what := organisations_called_zh.described_in(clause)) is not None:
+            unnamed_org = what
         called = _CALLED.fullmatch(clause) if running is not None else None
         person = _name_at(called.group("name")) if called is not None else None
         if called is not None and person is not None and person == called.group("name") and _is_person_name(person):
@@ -767,6 +866,10 @@ def claims(text: str) -> list[Claim]:
             found.append(Claim(running))  # 弟弟来上海出差: the brother is someone, whatever else the clause says
         if running is not None:
             found += _relations(clause, running) + _endings(clause, running)
+        at_university = _AT_UNIVERSITY.search(clause) if running is not None else None
+        if running is not None and at_university is not None and not _wished(clause, at_university.start()):
+            places = tuple(w for w in rjieba.cut(at_university.group("place") or "") if places_zh.is_place(w))
+            studying = (running, places)
         parents = _PARENTS.match(clause) or (_THEM.match(clause) if parents_before else None)
         if parents is not None and not _wished(clause, parents.end()):
             # 我爸妈都在乐山 / 跟爸妈说了 他们在宜昌: what follows is said of each parent
