@@ -43,6 +43,7 @@ from jiyi.core.intent import (
     asks_about_now,
     asks_about_the_assistant,
     asks_about_the_user,
+    asks_how_things_stand,
     asks_something,
     asks_to_be_reminded,
     describes_the_assistant,
@@ -641,7 +642,7 @@ class ReadPath:
                 seen.add(record.id)
                 replaced.append(hit if record is hit.record else replace(hit, record=record))
         says_a_change = any(may_say_a_change(h.record.content) for h in replaced)
-        if not says_a_change and not asks_about_now(question):
+        if not says_a_change and not asks_how_things_stand(question):
             return replaced
         common = common_words(self.store, [question, *(h.record.content for h in replaced)])
         vectors = self.store.get_vectors([h.record.id for h in replaced])

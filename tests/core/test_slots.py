@@ -78,3 +78,29 @@ def test_a_memory_said_of_someone_is_restated_only_by_one_that_names_them() -> N
 def test_not_within_one_conversation_nor_the_assistants_words() -> None:
     assert left_out([hit(FATHER_IN, 0), hit(FATHER_HOME, 0.01)], "我爸现在还在医院吗？") == {}
     assert left_out([hit(FATHER_IN, 0, role="assistant"), hit(FATHER_HOME, 15)], "我爸现在还在医院吗？") == {}
+
+
+MOTHER_VISITS = "My mother arrives from Kumasi on Thursday. She's staying with us for three months."
+MOTHER_STAYS = "My mother has decided not to go back. She'll live with us permanently."
+COMMUTE = "我哋住海珠，返公司坐半个钟地铁"
+AT_HOME = "好消息！老细批咗我喺屋企做嘢，一个礼拜返一日公司就得，唔使日日坐地铁"
+
+
+def test_a_question_in_the_present_progressive_asks_how_things_stand() -> None:
+    hits = [hit(MOTHER_VISITS, 0, 0.7), hit(MOTHER_STAYS, 40, 0.4)]
+    assert left_out(hits, "How long is my mother staying with us?") == {MOTHER_VISITS: MOTHER_STAYS}
+
+
+def test_now_said_in_cantonese_or_traditional_characters() -> None:
+    hits = [hit(COMMUTE, 0, 0.7), hit(AT_HOME, 30, 0.4)]
+    assert left_out(hits, "我而家仲使唔使日日坐地铁返工？") == {COMMUTE: AT_HOME}
+    assert left_out(hits, "我現在還要天天坐地铁嗎？") == {COMMUTE: AT_HOME}
+
+
+def test_a_habit_asked_in_the_simple_present_keeps_what_was_said_first() -> None:
+    # "what position do i play" is as often answered by the older memory: the newer one says the season stopped.
+    hits = [hit("derby was brutal tho, i'm jammer for the B team", 0, 0.7),
+            hit("physio says no derby till july at least, so i'm on the bench for the B team", 30, 0.4)]
+    assert left_out(hits, "what position do i play in the B team") == {}
+    hits = [hit("我基本只看韩剧 国产的看不进去", 0, 0.7), hit("要得 一集 就一集 韩剧看完就睡", 20, 0.4)]
+    assert left_out(hits, "我平时是不是爱看韩剧") == {}

@@ -268,10 +268,25 @@ def describes_the_assistant(text: str, name: str | None = None) -> bool:
 # answer it, the newest does; an older state or habit has been replaced, even when it matches the words better.
 _ABOUT_NOW = re.compile(
     r"最近|现在|目前|如今|这阵子|这段时间|这些天|近来|近况|还[^，。？！,.?!]{0,6}吗|"
-    r"\b(?:lately|recently|these days|nowadays|currently|now|still|anymore|any more)\b",
+    r"而家|依家|現在|這陣子|這段時間|這些天|近來|近況|還[^，。？！,.?!]{0,6}[吗嗎]|"
+    r"\b(?:lately|recently|these days|nowadays|currently|now|still|anymore|any more|rn|atm|at the moment|"
+    r"at present)\b",
     re.IGNORECASE,
 )
 
 
 def asks_about_now(query: str) -> bool:
     return bool(_ABOUT_NOW.search(query))
+
+
+# An English question in the present progressive asks how things stand now, or what is planned from here, without a
+# word for now: "How long is my mother staying with us?" (she will live with them for good since), "when are we flying
+# out for the holiday?" (the trip was pushed back).
+_PROGRESSIVE_EN = re.compile(r"\b(?:am i|are we|is my|are my|is our|are our)\b[^?.!]*?\b\w+ing\b", re.IGNORECASE)
+
+
+def asks_how_things_stand(query: str) -> bool:
+    """Whether a question asks about the present: in words for now (asks_about_now), or, in English, in the present
+    progressive. Not the simple present ("what position do i play", "我平时是不是爱看电视剧"): a habit asked about
+    is as often answered by what was said first (bench/context.py: two answers lost, none of them stale)."""
+    return asks_about_now(query) or bool(_PROGRESSIVE_EN.search(query))

@@ -3,11 +3,11 @@
 People often give a new value without a word of change (core/supersession.py reads those): "老人家上周回去了 …
 现在白天请了个育儿嫂带糖糖" weeks after "婆婆从安徽过来帮忙了"; "I finally broke 1700" after "I'm stuck at 1650";
 "父亲昨日已回家静养" after "目前仍在交大一附院住院观察". Both memories answer "who looks after the baby now?", and
-the older one is no longer true. So for a question about the present (intent.asks_about_now), among its candidates,
-an older memory is left out when a newer one speaks of the same slot: the two are at least as close in meaning as
-the older one is to the typical other candidate, and they share a topic word that is not common in the user's
-memories or two words of one lexicon concept (吉他 / 鼓, violin / cello) — and neither speaks of another person than
-the other does.
+the older one is no longer true. So for a question about the present (intent.asks_how_things_stand: a word for now,
+or an English present progressive, "How long is my mother staying with us?"), among its candidates, an older memory
+is left out when a newer one speaks of the same slot: the two are at least as close in meaning as the older one is
+to the typical other candidate, and they share a topic word that is not common in the user's memories or two words
+of one lexicon concept (吉他 / 鼓, violin / cello) — and neither speaks of another person than the other does.
 
 Not for a question about the past ("我以前…", "what did I use to…"), nor for one that asks to be reminded ("我是做
 什么工作的你还记得吗" matches 还…吗 but asks for what was said), nor within one conversation (a value given and
@@ -31,7 +31,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from jiyi.core.intent import asks_about_now, asks_to_be_reminded
+from jiyi.core.intent import asks_how_things_stand, asks_to_be_reminded
 from jiyi.core.supersession import (
     People,
     Replacement,
@@ -67,7 +67,7 @@ def newer_values(hits: Sequence[SearchHit], question: str, common: Callable[[str
     `same_concept(a, b)`: the lexicon puts two words in one concept; `joined(a, b)`: it joins two words (forms,
     synonyms, a category and its member); `cosines(record)`: its cosine with each hit's memory by id (None when it has
     no vector)."""
-    if not asks_about_now(question) or asks_about_before(question) or asks_to_be_reminded(question):
+    if not asks_how_things_stand(question) or asks_about_before(question) or asks_to_be_reminded(question):
         return {}
     asked = topic_words(question, common) - _HOW_OFTEN
     asked_of = people_in(question).relations
