@@ -23,6 +23,7 @@ from jiyi.core.supersession import (
     subject_marks,
     superseded,
     superseded_by,
+    topic_words,
     what_changed,
 )
 from jiyi.records import Category, MemoryRecord, Scope, SearchHit, SourceRef
@@ -165,6 +166,17 @@ def test_a_shared_word_only_in_what_the_change_does_not_say_is_not_the_same_subj
     hits = [hit("我妹妹今年高三，马上要高考了，搬过来也想她", 0),
             hit("好久没来啦，搬过来两周了，现在住滨江，离新公司骑车十分钟，再也不用挤地铁了", 10)]
     assert superseded(hits, "我妹现在读几年级啊？", never_common) == set()
+
+
+def test_traditional_characters_are_read_as_simplified_function_words_and_all() -> None:
+    """說 is 说: a function word, not a subject two memories share (a traditional-script user's brother's job was
+    marked changed by "跟你說 我咖啡戒了")."""
+    change = "跟你說 我咖啡戒了 上週偏頭痛痛到吐 現在改喝無糖烏龍茶"
+    older = "她知道啊 但她說是煮給我哥的 他在竹科當工程師"
+    assert not changed_subject(what_changed(change), never_common) & topic_words(older, never_common)
+    assert people_in("我媽說她要搬家").relations == {"mother_of"}  # 媽 is 妈
+    assert same_subject(changed_subject(what_changed("跟你說 我咖啡戒了"), never_common),
+                        topic_words("我現在一天要灌三杯咖啡才撐得住", never_common))
 
 
 def test_common_words_do_not_make_a_subject() -> None:

@@ -36,6 +36,7 @@ import numpy as np
 
 from jiyi.core import entity_rules_en, entity_rules_zh
 from jiyi.core.intent import asks_about_now
+from jiyi.core.traditional_zh import to_simplified
 from jiyi.errors import Conflict
 from jiyi.records import Category, Event, MemoryRecord, Scope, SearchHit, revise
 from jiyi.stores.base import MemoryIndex
@@ -158,7 +159,9 @@ def asks_about_before(question: str) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    return set(analyze_for_index(text).terms.split())
+    # Traditional characters read as simplified: 說 and 沒 are function words as 说 and 没 are ("跟你說 我咖啡戒了"
+    # had made "她說是煮給我哥的 … 他在竹科當工程師" a change of the same subject by their 說).
+    return set(analyze_for_index(to_simplified(text)).terms.split())
 
 
 # On an older memory: the id of a newer one that said it changed (written when the newer one is kept; write_path).
@@ -230,7 +233,7 @@ def _said_of(part: str, people: People) -> set[str]:
     for clause in _CLAUSE.split(part):
         for cue in cues:
             for match in cue.finditer(clause):
-                before = [w for w in segment(clause[:match.start()]) if w not in GENERIC_WORDS]
+                before = [w for w in segment(to_simplified(clause[:match.start()])) if w not in GENERIC_WORDS]
                 while before and before[-1] in people.names and before[-1] not in people.kin:
                     before.pop()
                 if before and before[-1] in people.kin:
