@@ -387,7 +387,7 @@ SWEEP_HNSW: list[dict[str, Any]] = [
 ]
 # ... and, at scope sizes whose users have an index of their own, each of these scope_hnsw_search settings.
 SWEEP_SCOPE_HNSW: list[dict[str, Any]] = [
-    *({"candidates": k, "ef_search": ef} for k in (40, 100, 200) for ef in (40, 60, 100, 200)),
+    *({"candidates": k, "ef_search": ef} for k in (40, 200) for ef in (40, 100, 200, 300, 400, 600)),
 ]
 SWEEP_HNSW_FROM = 10_000
 SWEEP_QUERIES = 100

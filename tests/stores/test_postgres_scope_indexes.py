@@ -86,7 +86,7 @@ def test_a_scope_searched_past_the_limit_gets_its_own_index_and_searches_use_it(
         hits = store.vector_search(U, query, 10)
         assert scans(store, index_name("u")) == own + 1 and scans(store, "memories_embedding_hnsw") == shared
         expected = exact(embedder, TEXTS, ids, query, 10)
-        assert [h.memory_id for h in hits] == [i for i, _ in expected]  # a graph of 120 at ef_search 100: exact
+        assert [h.memory_id for h in hits] == [i for i, _ in expected]  # a graph of 120 at ef_search 400: exact
         assert [h.score for h in hits] == pytest.approx([s for _, s in expected], abs=1e-5)
 
         # A deleted memory leaves the user's index: not found, and the next nearest takes its place.
