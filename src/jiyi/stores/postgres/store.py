@@ -6,14 +6,18 @@ Nothing is cached in process: every read asks the database, so a worker never se
 - Vector search is exact within the scope while the scope (with the filter) is small, and every nearest memory is
   found: the scope's memories are read with their vectors from one index (memories_user_vectors, for vectors of up
   to 384 dimensions) and pgvector scores them all. Whether the scope is small is counted first, without the vectors,
-  up to one past the bound. Larger scopes are searched with the HNSW index: pgvector's iterative scan is asked for
-  the scope's HnswSearch.candidates nearest (200), of which the best are kept; asking for just the hits wanted found
-  the 10 nearest 0.7 of the time. Measured by bench/pg_vectors.py on 1M memories shaped like e5's over 10k users
-  (2 busy cores; bench/results/pg_vectors.json): the exact scan takes ~1 ms per 1,000 memories of the scope (10k:
-  8 ms, 100k: 90 ms; read from the table, as before that index, 33 and 320 ms); the index ~50 ms at 100k (10 % of
-  the store, recall@10 0.89-0.97), and more as the scope's share falls (the scan walks past other users' memories:
-  ~150 ms at 10k, recall 0.89). The scope is searched exactly up to max(EXACT_SCAN_FLOOR, sqrt(_INDEX_COST_RATIO x
-  all memories)).
+  up to one past the bound. The scope is searched exactly up to max(EXACT_SCAN_FLOOR, sqrt(_INDEX_COST_RATIO x all
+  memories)). Larger scopes are searched with an HNSW index: the user's own (scope_indexes.py: a partial index of
+  that user's memories, asked for by the first search that finds the scope past the bound and built in the
+  background, ~1 minute per 100k memories), and until it is ready the global one. The global graph holds everyone's
+  memories, and the search walks past the others': pgvector's iterative scan is asked for HnswSearch.candidates of
+  the scope (200) and the best are kept, and recall@10 stays at 0.89-0.95 at 100k of 1M whatever the settings. The
+  user's own graph holds the scope alone: SCOPE_HNSW_SEARCH (ef_search 1000) finds more in a fraction of the time.
+  Measured by bench/pg_vectors.py on 1M memories shaped like e5's over 10k users, one run each on the same loaded
+  store (2 cores, load 3-7; bench/results/pg_vectors.json): the exact scan takes ~1.5 ms per 1,000 memories of the
+  scope (1k: 1.5 ms p50, 10k: 17 ms); at 100k the user's own index: recall@10 0.958, vector_search p50/p99 30/87
+  ms, Memory.search 41/106 ms; the global one: 0.950, 104/237 ms, 80/190 ms (an earlier run at load 10-12: 0.939,
+  184/501 ms, 155/329 ms).
 - Keyword search matches jiyi.text's terms with a GIN index on `keywords` (and CJK words as substrings of the
   memory's CJK characters, as the SQLite store's phrase queries do) and ranks with BM25, using document frequencies
   kept in keyword_stats in the same transactions as the memories (of the terms and of the CJK characters). Each
@@ -149,8 +153,10 @@ class HnswSearch:
 # How a scope with an HNSW index of its own (scope_indexes.py) is searched: its graph holds the scope alone, so
 # recall is bought with ef_search, and candidates past the hits wanted add nothing. At 100k memories (of 1M, e5's
 # shape), recall@10 was 0.80 / 0.89 / 0.95 / 0.97 / 0.98 / 0.99 at ef_search 40 / 100 / 200 / 300 / 400 / 600
-# for 8-30 ms (bench/pg_vectors.py --sweep; bench/results/pg_vectors-own-index-sweep.json).
-SCOPE_HNSW_SEARCH = HnswSearch(candidates=40, ef_search=400)
+# on 100 of the queries, 8-30 ms (bench/pg_vectors.py --sweep; bench/results/pg_vectors-own-index-sweep.json); on
+# all 600, 0.958 at 400 (bench/corpus.py's queries 0.90) and 0.983 at 1,000 (0.95), p50/p99 17/30 and 26/39 ms.
+# pgvector's largest ef_search: the ~10 ms buy the margin over 0.95.
+SCOPE_HNSW_SEARCH = HnswSearch(candidates=40, ef_search=1000)
 # The HNSW graphs' build parameters, pgvector's (m, ef_construction): see migration m017.
 HNSW_BUILD = (16, 128)
 # A btree entry holds at most ~2,700 bytes: the index exact searches read carries the vector up to this dimension
