@@ -14,10 +14,10 @@ Nothing is cached in process: every read asks the database, so a worker never se
   the scope (200) and the best are kept, and recall@10 stays at 0.89-0.95 at 100k of 1M whatever the settings. The
   user's own graph holds the scope alone: SCOPE_HNSW_SEARCH (ef_search 1000) finds more in a fraction of the time.
   Measured by bench/pg_vectors.py on 1M memories shaped like e5's over 10k users, one run each on the same loaded
-  store (2 cores, load 3-7; bench/results/pg_vectors.json): the exact scan takes ~1.5 ms per 1,000 memories of the
-  scope (1k: 1.5 ms p50, 10k: 17 ms); at 100k the user's own index: recall@10 0.958, vector_search p50/p99 30/87
-  ms, Memory.search 41/106 ms; the global one: 0.950, 104/237 ms, 80/190 ms (an earlier run at load 10-12: 0.939,
-  184/501 ms, 155/329 ms).
+  store (2 cores, load 2-7; bench/results/pg_vectors.json, pg_vectors-before-own-indexes.json): the exact scan
+  takes ~1.6 ms per 1,000 memories of the scope (1k: 3 ms p50, 10k: 16 ms); at 100k the user's own index: recall@10
+  0.983, vector_search p50/p99 38/95 ms, Memory.search 55/158 ms; the global one: 0.950, 104/237 ms, 80/190 ms (an
+  earlier run at load 10-12: 0.939, 184/501 ms, 155/329 ms).
 - Keyword search matches jiyi.text's terms with a GIN index on `keywords` (and CJK words as substrings of the
   memory's CJK characters, as the SQLite store's phrase queries do) and ranks with BM25, using document frequencies
   kept in keyword_stats in the same transactions as the memories (of the terms and of the CJK characters). Each
