@@ -385,6 +385,10 @@ SWEEP_HNSW: list[dict[str, Any]] = [
     *({"candidates": k, "ef_search": ef} for k in (30, 100, 150, 200, 300) for ef in (40, 100)),
     {"candidates": 200, "ef_search": 40, "iterative_scan": "strict_order"},
 ]
+# ... and, at scope sizes whose users have an index of their own, each of these scope_hnsw_search settings.
+SWEEP_SCOPE_HNSW: list[dict[str, Any]] = [
+    *({"candidates": k, "ef_search": ef} for k in (40, 200) for ef in (40, 100, 200, 300, 400, 600)),
+]
 SWEEP_HNSW_FROM = 10_000
 SWEEP_QUERIES = 100
 CROSSOVER_FRACTIONS = (0.1, 0.2, 0.3, 0.5)  # --sweep: the largest scope narrowed to these shares of it
@@ -403,20 +407,26 @@ def sweep(url: str, layout: stores.Layout, vectors: np.ndarray, queries: np.ndar
             continue
         scope_vectors = {u: vectors[layout.rows_of(u)] for u in users}
         runs: list[dict[str, Any]] = [{"exact_scan_limit": 10**9}]
-        if size >= SWEEP_HNSW_FROM:
+        own = path_of(url, size, users) == "hnsw, own index"
+        if own:  # the planner takes the users' own indexes: those are what the settings are tried on
+            runs += [{"exact_scan_limit": 0, "scope_hnsw_search": settings} for settings in SWEEP_SCOPE_HNSW]
+        elif size >= SWEEP_HNSW_FROM:
             runs += [{"exact_scan_limit": 0, "hnsw_search": settings} for settings in SWEEP_HNSW]
         for options in runs:
             settings = HnswSearch(**options["hnsw_search"]) if "hnsw_search" in options else None
-            store = PostgresStore(url, exact_scan_limit=options["exact_scan_limit"], hnsw_search=settings)
+            scope_settings = HnswSearch(**options.get("scope_hnsw_search", {}))
+            store = PostgresStore(url, exact_scan_limit=options["exact_scan_limit"], hnsw_search=settings,
+                                  scope_indexes=False, scope_hnsw_search=scope_settings)
             try:
                 vector_pass(store, users, scope_vectors, queries[-10:], NOT_MESSAGES)  # warm-up
                 result = vector_pass(store, users, scope_vectors, queries[spread(len(queries), SWEEP_QUERIES)],
                                      NOT_MESSAGES)
             finally:
                 store.close()
-            path = "exact" if settings is None else "hnsw"
-            found.append({"scope": size, "path": path, **options.get("hnsw_search", {}), **result})
-            log(f"sweep {size:,} {path} {options.get('hnsw_search', '')}: recall@10 {result['recall_at_10']}, "
+            path = "exact" if options["exact_scan_limit"] else "hnsw" if settings is not None else "hnsw, own index"
+            chosen = options.get("hnsw_search", options.get("scope_hnsw_search", {}))
+            found.append({"scope": size, "path": path, **chosen, **result})
+            log(f"sweep {size:,} {path} {chosen}: recall@10 {result['recall_at_10']}, "
                 f"p50/p99 {result['ms']['p50']}/{result['ms']['p99']} ms")
     return found
 
@@ -438,7 +448,7 @@ def crossover(url: str, layout: stores.Layout, vectors: np.ndarray, queries: np.
         where = parse_filters({"jiyi.category": {"ne": "message"}, "created_at": {"gte": since.isoformat()}})
         newest = {user: vectors[rows[-keep:]]}
         for path, limit in (("exact", 10**9), ("hnsw", 0)):
-            store = PostgresStore(url, exact_scan_limit=limit)
+            store = PostgresStore(url, exact_scan_limit=limit, scope_indexes=False)
             try:
                 vector_pass(store, [user], newest, queries[-10:], where)  # warm-up
                 result = vector_pass(store, [user], newest, queries[spread(len(queries), SWEEP_QUERIES)], where)
@@ -535,7 +545,11 @@ METHOD = {
                      "vector (no model time); one search per user first; parts_ms: time inside each store method.",
     "sweep": f"with --sweep: per scope size, vector_search alone on {SWEEP_QUERIES} of the queries (spread over "
              f"both sources) with the exact path forced and, from {SWEEP_HNSW_FROM:,} memories, with the HNSW path "
-             "forced under each setting of SWEEP_HNSW. crossover: the largest scope narrowed by a created_at filter "
+             "forced under each setting of SWEEP_HNSW (the global graph) or, where the scope's users have an HNSW "
+             "index of their own (the planner then takes it), under each setting of SWEEP_SCOPE_HNSW. "
+             "scope_indexes: the users' own indexes, asked for by one search per user of the sizes past the "
+             "exact-scan limit (as the service asks) and waited for. crossover: the largest scope narrowed by a "
+             "created_at filter "
              "to its newest 10-50 % (as many candidates as a scope of that size), each path forced. builds (with "
              "--builds): per (m, ef_construction) the index built again on the loaded store, its build time and size, "
              f"{INSERT_SAMPLE} rows inserted with it live (store.insert, 1,000 per transaction; removed after), and "
@@ -646,8 +660,54 @@ def fit_model(args: argparse.Namespace) -> tuple[MixtureOfPPCA, np.ndarray, np.n
     return model, fitted, real_queries, check
 
 
-def path_of(url: str, size: int) -> str:
-    return "hnsw" if size > stores.pg_exact_scan_limit(url) else "exact"
+def path_of(url: str, size: int, users: Sequence[str]) -> str:
+    if size <= stores.pg_exact_scan_limit(url):
+        return "exact"
+    own = stores.pg_query(url, "SELECT count(*) FROM scope_vector_indexes WHERE status = 'ready' "
+                               "AND user_id = ANY(%s)", (list(users),))[0][0]
+    return "hnsw, own index" if own == len(users) else "hnsw"
+
+
+def hnsw_scans(url: str) -> dict[str, int]:
+    """Scans so far of the global HNSW index and of the users' own ones (pg_stat_user_indexes): which graph the
+    searches walked."""
+    from jiyi.stores.postgres.scope_indexes import INDEX_PREFIX
+
+    [(shared, own)] = stores.pg_query(
+        url, "SELECT coalesce(sum(idx_scan) FILTER (WHERE indexrelname = %s), 0), "
+             "coalesce(sum(idx_scan) FILTER (WHERE starts_with(indexrelname, %s)), 0) FROM pg_stat_user_indexes",
+        (stores.HNSW_INDEX, INDEX_PREFIX))
+    return {"global": int(shared), "own": int(own)}
+
+
+def build_scope_indexes(url: str, layout: stores.Layout, limit: int) -> dict[str, Any]:
+    """The users' own HNSW indexes, asked for as the service asks for them: one store.vector_search per user of the
+    scope sizes past the exact-scan limit (the store builds them in its background thread), waited for. Their build
+    time and size, and every index the store holds."""
+    from jiyi.core.retrieval import NOT_MESSAGES
+    from jiyi.records import Scope
+    from jiyi.stores.postgres import PostgresStore
+
+    store = PostgresStore(url)
+    started = time.perf_counter()
+    try:
+        query = np.full(DIMS, 1 / np.sqrt(DIMS), dtype=np.float32)
+        for size, users in layout.tiers.items():
+            if size > limit:
+                for user in users:
+                    store.vector_search(Scope(user_id=user), query, stores.POOL, NOT_MESSAGES)
+        log("waiting for the users' own HNSW indexes")
+        store.wait_for_scope_indexes()
+    finally:
+        store.close()
+    rows = stores.pg_query(url, "SELECT s.user_id, s.status, s.rows, s.attempts, "
+                                "extract(epoch FROM s.ready_at - s.started_at), "
+                                "coalesce(pg_relation_size(to_regclass(s.index_name)), 0) FROM scope_vector_indexes s "
+                                "ORDER BY s.user_id")
+    return {"seconds_until_built": round(time.perf_counter() - started, 1),
+            "indexes": [{"user_id": u, "status": st, "rows": n, "attempts": a,
+                         "build_seconds": None if sec is None else round(float(sec), 1), "mb": round(b / 2**20)}
+                        for u, st, n, a, sec, b in rows]}
 
 
 def measure_scopes(url: str, layout: stores.Layout, vectors: np.ndarray, search_texts: Sequence[str],
@@ -664,9 +724,12 @@ def measure_scopes(url: str, layout: stores.Layout, vectors: np.ndarray, search_
         for size, users in layout.tiers.items():
             scope_vectors = {u: vectors[layout.rows_of(u)] for u in users}
             log(f"scope {size:,}: vector_search")
-            result: dict[str, Any] = {"users": len(users), "path": path_of(url, size)}
+            result: dict[str, Any] = {"users": len(users), "path": path_of(url, size, users)}
+            before = hnsw_scans(url)
             result["vector_search"] = vector_pass(memory.store, users, scope_vectors, recall_vectors, NOT_MESSAGES,
                                                   sources)
+            time.sleep(1.5)  # a backend reports its statistics at most once a second
+            result["hnsw_scans"] = {k: v - before[k] for k, v in hnsw_scans(url).items()}
             log(f"scope {size:,}: Memory.search")
             result["memory_search"] = memory_pass(memory, users, search_texts)
             found[str(size)] = result
@@ -709,7 +772,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             workdir.chmod(0o755)  # PostgreSQL's user must reach its data directory inside
             server = stores.BenchPostgres(workdir / "postgres")
             url = server.url()
-        rows = loaded_rows(url) if args.postgres_url else 0
+        rows = loaded_rows(url) if args.postgres_url or (server is not None and server.reused) else 0
         if rows == 0:
             log(f"loading {args.memories:,} memories")
             report["load"] = load(url, corpus.memories(args.memories, args.seed), vectors, layout)
@@ -719,8 +782,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         report["vectors"]["hnsw_difficulty"] = hnsw_difficulty(
             url, fitted[:HNSW_CHECK_ROWS], model.sample(min(HNSW_CHECK_ROWS, len(fitted)), args.seed + 2),
             real_queries[:300])
-        report["index"] = index_definition(url)
         report["exact_scan_limit"] = stores.pg_exact_scan_limit(url)
+        report["scope_indexes"] = build_scope_indexes(url, layout, report["exact_scan_limit"])
+        report["index"] = index_definition(url)
         report["scopes"] = measure_scopes(url, layout, vectors, search_texts, search_vectors, recall_vectors,
                                           sources)
         if args.sweep:

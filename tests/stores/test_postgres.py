@@ -295,7 +295,7 @@ def _hnsw_scans(store: PostgresStore) -> int:
 
 
 def test_a_scope_larger_than_the_exact_limit_is_searched_with_the_hnsw_index(url: str, embedder: Embedder) -> None:
-    store = bound(PostgresStore(url + "?pool_max_size=1", exact_scan_limit=40), embedder)
+    store = bound(PostgresStore(url + "?pool_max_size=1", exact_scan_limit=40, scope_indexes=False), embedder)
     try:
         texts = [f"note {i} about topic {i % 9} and colour {i % 5}" for i in range(200)]
         ids = put(store, embedder, *texts, metadata={"kind": "note"})
@@ -370,7 +370,7 @@ def test_a_store_bound_before_the_scopes_vectors_were_indexed_gets_the_index(url
 
 def test_vectors_wider_than_hnsw_takes_are_indexed_as_halfvec(url: str) -> None:
     wide = build_embedder("hashing", dims=2500)
-    store = bound(PostgresStore(url + "?pool_max_size=1", exact_scan_limit=5), wide)
+    store = bound(PostgresStore(url + "?pool_max_size=1", exact_scan_limit=5, scope_indexes=False), wide)
     try:
         ids = put(store, wide, *[f"wide vector {i}" for i in range(30)])
         hits = store.vector_search(U, wide.embed_query("wide vector 7"), 3)
@@ -400,7 +400,8 @@ def test_the_hnsw_settings_hold_for_the_one_search_and_the_best_of_the_candidate
     exact = np.argsort(-(vectors @ query), kind="stable")
 
     def store_with(settings: HnswSearch) -> PostgresStore:
-        return PostgresStore(url + "?pool_max_size=1", exact_scan_limit=40, hnsw_search=settings)
+        return PostgresStore(url + "?pool_max_size=1", exact_scan_limit=40, hnsw_search=settings,
+                             scope_indexes=False)
 
     store = bound(store_with(HnswSearch(candidates=120)), embedder)
     try:
@@ -513,7 +514,7 @@ def test_a_chinese_word_counts_as_common_when_its_characters_are(
 
 def test_a_filter_matching_nothing_in_a_large_scope_answers_nothing_without_the_index(
         url: str, embedder: Embedder) -> None:
-    store = bound(PostgresStore(url + "?pool_max_size=1", exact_scan_limit=40), embedder)
+    store = bound(PostgresStore(url + "?pool_max_size=1", exact_scan_limit=40, scope_indexes=False), embedder)
     try:
         put(store, embedder, *[f"note {i} about topic {i % 9}" for i in range(100)], metadata={"kind": "note"})
         before = _hnsw_scans(store)

@@ -391,6 +391,16 @@ def m021_entity_graph(db: psycopg.Connection[Any]) -> None:
         db.execute(statement)
 
 
+@migration
+def m022_scope_vector_indexes(db: psycopg.Connection[Any]) -> None:
+    # The users whose memories have an HNSW index of their own (stores/postgres/scope_indexes.py): one row per user,
+    # written by the process that builds the index, read by every search of a large scope. `status`: building,
+    # ready or failed; `started_at`: the last attempt's start (a failed build is tried again an hour later).
+    db.execute("CREATE TABLE scope_vector_indexes (user_id text PRIMARY KEY, index_name text NOT NULL UNIQUE, "
+               "status text NOT NULL, attempts integer NOT NULL DEFAULT 0, started_at timestamptz NOT NULL, "
+               "ready_at timestamptz, rows bigint, error text)")
+
+
 def migrate(db: psycopg.Connection[Any]) -> list[str]:
     """Apply pending migrations in order, in one transaction (`db` is in autocommit mode); returns their names."""
     with db.transaction():

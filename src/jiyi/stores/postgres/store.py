@@ -6,14 +6,18 @@ Nothing is cached in process: every read asks the database, so a worker never se
 - Vector search is exact within the scope while the scope (with the filter) is small, and every nearest memory is
   found: the scope's memories are read with their vectors from one index (memories_user_vectors, for vectors of up
   to 384 dimensions) and pgvector scores them all. Whether the scope is small is counted first, without the vectors,
-  up to one past the bound. Larger scopes are searched with the HNSW index: pgvector's iterative scan is asked for
-  the scope's HnswSearch.candidates nearest (200), of which the best are kept; asking for just the hits wanted found
-  the 10 nearest 0.7 of the time. Measured by bench/pg_vectors.py on 1M memories shaped like e5's over 10k users
-  (2 busy cores; bench/results/pg_vectors.json): the exact scan takes ~1 ms per 1,000 memories of the scope (10k:
-  8 ms, 100k: 90 ms; read from the table, as before that index, 33 and 320 ms); the index ~50 ms at 100k (10 % of
-  the store, recall@10 0.89-0.97), and more as the scope's share falls (the scan walks past other users' memories:
-  ~150 ms at 10k, recall 0.89). The scope is searched exactly up to max(EXACT_SCAN_FLOOR, sqrt(_INDEX_COST_RATIO x
-  all memories)).
+  up to one past the bound. The scope is searched exactly up to max(EXACT_SCAN_FLOOR, sqrt(_INDEX_COST_RATIO x all
+  memories)). Larger scopes are searched with an HNSW index: the user's own (scope_indexes.py: a partial index of
+  that user's memories, asked for by the first search that finds the scope past the bound and built in the
+  background, ~1 minute per 100k memories), and until it is ready the global one. The global graph holds everyone's
+  memories, and the search walks past the others': pgvector's iterative scan is asked for HnswSearch.candidates of
+  the scope (200) and the best are kept, and recall@10 stays at 0.89-0.95 at 100k of 1M whatever the settings. The
+  user's own graph holds the scope alone: SCOPE_HNSW_SEARCH (ef_search 1000) finds more in a fraction of the time.
+  Measured by bench/pg_vectors.py on 1M memories shaped like e5's over 10k users, one run each on the same loaded
+  store (2 cores, load 2-7; bench/results/pg_vectors.json, pg_vectors-before-own-indexes.json): the exact scan
+  takes ~1.6 ms per 1,000 memories of the scope (1k: 3 ms p50, 10k: 16 ms); at 100k the user's own index: recall@10
+  0.983, vector_search p50/p99 38/95 ms, Memory.search 55/158 ms; the global one: 0.950, 104/237 ms, 80/190 ms (an
+  earlier run at load 10-12: 0.939, 184/501 ms, 155/329 ms).
 - Keyword search matches jiyi.text's terms with a GIN index on `keywords` (and CJK words as substrings of the
   memory's CJK characters, as the SQLite store's phrase queries do) and ranks with BM25, using document frequencies
   kept in keyword_stats in the same transactions as the memories (of the terms and of the CJK characters). Each
@@ -107,6 +111,7 @@ from jiyi.stores.postgres.codec import (
     webhook_params,
 )
 from jiyi.stores.postgres.migrations import BINDING_LOCK, CHANGE_LOG_LOCK, WEBHOOK_CURSOR, migrate
+from jiyi.stores.postgres.scope_indexes import ScopeIndexer, ann_expression, drop_scope_indexes, state_sql
 from jiyi.stores.postgres.sql_filters import Params, to_sql
 from jiyi.text import has_cjk
 from jiyi.tracing import store_call
@@ -145,13 +150,18 @@ class HnswSearch:
             raise ConfigError(f"max_scan_tuples must be at least 1, got {self.max_scan_tuples}")
 
 
-# The HNSW graph's build parameters, pgvector's (m, ef_construction): see migration m017.
+# How a scope with an HNSW index of its own (scope_indexes.py) is searched: its graph holds the scope alone, so
+# recall is bought with ef_search, and candidates past the hits wanted add nothing. At 100k memories (of 1M, e5's
+# shape), recall@10 was 0.80 / 0.89 / 0.95 / 0.97 / 0.98 / 0.99 at ef_search 40 / 100 / 200 / 300 / 400 / 600
+# on 100 of the queries, 8-30 ms (bench/pg_vectors.py --sweep; bench/results/pg_vectors-own-index-sweep.json); on
+# all 600, 0.958 at 400 (bench/corpus.py's queries 0.90) and 0.983 at 1,000 (0.95), p50/p99 17/30 and 26/39 ms.
+# pgvector's largest ef_search: the ~10 ms buy the margin over 0.95.
+SCOPE_HNSW_SEARCH = HnswSearch(candidates=40, ef_search=1000)
+# The HNSW graphs' build parameters, pgvector's (m, ef_construction): see migration m017.
 HNSW_BUILD = (16, 128)
 # A btree entry holds at most ~2,700 bytes: the index exact searches read carries the vector up to this dimension
 # (the default embedder's), with room to spare for the ids beside it; wider vectors are read from the table.
 SCAN_INDEX_MAX_DIMS = 384
-# pgvector's HNSW index takes vectors of up to 2,000 dimensions, halfvec ones up to 4,000; beyond, search is exact.
-_HNSW_MAX_DIMS, _HALFVEC_MAX_DIMS = 2000, 4000
 KEYWORD_SCAN_ROWS = 5000  # see keyword_search
 KEYWORD_COMMON_ROWS = 1000
 _BM25_K1, _BM25_B = 1.2, 0.75  # FTS5's, as in the SQLite store
@@ -229,30 +239,27 @@ def _check_version(memory_id: str, current: int, expected: int | None) -> None:
         raise Conflict(f"memory {memory_id} is at version {current}, not {expected}: it changed since it was read")
 
 
-def _ann_expression(dims: int) -> tuple[str, str] | None:
-    """(indexed expression, operator class) of the HNSW index for this dimension, or None when pgvector has none."""
-    if dims <= _HNSW_MAX_DIMS:
-        return "embedding", "vector_ip_ops"
-    if dims <= _HALFVEC_MAX_DIMS:
-        return f"(embedding::halfvec({dims}))", "halfvec_ip_ops"
-    return None
-
-
 class PostgresStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore, WebhookStore):
     db_system = "postgresql"  # OpenTelemetry's db.system.name, on the spans of @store_call methods
 
     def __init__(self, url: str, *, exact_scan_limit: int | None = None, hnsw_search: HnswSearch | None = None,
+                 scope_indexes: bool = True, scope_hnsw_search: HnswSearch = SCOPE_HNSW_SEARCH,
                  connect_timeout: float = 10.0) -> None:
         """`url`: postgresql://user:password@host:port/dbname, with libpq's options in its query, and the pool's
         size as pool_min_size / pool_max_size (default 1 and 10). `exact_scan_limit`: the largest scope searched
         exactly; by default it grows with the store (see the module's docstring). `hnsw_search`: how larger ones
-        are searched with the index (HnswSearch's defaults are the measured ones)."""
+        are searched with the global index (HnswSearch's defaults are the measured ones). `scope_indexes`: whether
+        a user whose memories are searched past the limit gets an HNSW index of their own, built in the background
+        (scope_indexes.py); `scope_hnsw_search`: how a scope with one is searched."""
         self.url = url
         self.exact_scan_limit = exact_scan_limit
         self.hnsw_search = hnsw_search or HnswSearch()
+        self.scope_indexes = scope_indexes
+        self.scope_hnsw_search = scope_hnsw_search
         self._timeout = connect_timeout
         conninfo, options = _split_url(url)
         self._where = _where(conninfo)
+        self._indexer = ScopeIndexer(conninfo, HNSW_BUILD, connect_timeout)
         try:
             with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row,
                                  connect_timeout=max(1, round(connect_timeout))) as db:
@@ -392,6 +399,7 @@ class PostgresStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntitySto
                          "AND attname = 'embedding'").fetchone()
         if row is None or row["atttypmod"] != dims:
             db.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+            drop_scope_indexes(db)
             db.execute("DROP INDEX IF EXISTS memories_user_vectors")
             try:
                 db.execute(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dims)})")
@@ -414,7 +422,7 @@ class PostgresStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntitySto
 
     @staticmethod
     def _index_vectors(db: psycopg.Connection[Row], dims: int, build: tuple[int, int] = HNSW_BUILD) -> None:
-        ann = _ann_expression(dims)
+        ann = ann_expression(dims)
         # Looked up first: CREATE INDEX IF NOT EXISTS would lock out writers even when the index is there.
         present = db.execute("SELECT to_regclass('memories_embedding_hnsw') IS NOT NULL AS present").fetchone()
         if ann is not None and not (present and present["present"]):
@@ -549,10 +557,25 @@ class PostgresStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntitySto
             # RESTART IDENTITY: the change log starts again at 1; webhooks (which stay) hear it from there.
             db.execute("TRUNCATE memories, memory_access, history, history_log, messages, meta, keyword_stats, "
                        "turns, state, " + ", ".join(graph_tables.TABLES) + " RESTART IDENTITY")
+            drop_scope_indexes(db)
             db.execute("UPDATE webhooks SET after_change = 0")
 
     def close(self) -> None:
+        self._indexer.close()
         self._pool.close()
+
+    def index_scope(self, user_id: str) -> str:
+        """Build the user's own HNSW index now (what a search past the exact-scan limit has built in the
+        background): 'built', 'ready' (it was there), 'busy' (another process is building it), 'none' (no vectors
+        bound, or too wide for an index)."""
+        try:
+            return self._indexer.build(user_id)
+        except psycopg.OperationalError as exc:
+            raise BackendUnavailable(f"PostgreSQL at {self._where} failed: {exc}") from exc
+
+    def wait_for_scope_indexes(self, timeout: float | None = None) -> None:
+        """Until the indexes searches have asked for so far are built (or `timeout` seconds)."""
+        self._indexer.wait(timeout)
 
     # --- the entity graph (stores/entities.py EntityStore; the statements are stores/graph_tables.py) ---------
 
@@ -711,8 +734,12 @@ class PostgresStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntitySto
         if limit <= 0:
             return []
         with self._connection() as conn:
-            if self._too_large_to_score(conn, scope, query.shape[0], limit, where):
-                hits = self._approximate_search(conn, scope, query, limit, where, include_expired)
+            large, index = self._size_up(conn, scope, query.shape[0], limit, where)
+            if large:
+                if index == "wanted" and self.scope_indexes and scope.user_id is not None:
+                    self._indexer.request(scope.user_id)
+                settings = self.scope_hnsw_search if index == "ready" else self.hnsw_search
+                hits = self._approximate_search(conn, scope, query, limit, where, include_expired, settings)
                 if hits is not None and len(hits) >= limit:
                     return hits
                 # The filter let too few of the index's nearest through: score the scope whole after all.
@@ -723,14 +750,15 @@ class PostgresStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntitySto
                    f"AND {to_sql(where, p)} ORDER BY score DESC, m.seq LIMIT {p.add(int(limit))}")
             return [ScoredId(row["id"], float(row["score"])) for row in conn.execute(sql, p).fetchall()]
 
-    def _too_large_to_score(self, conn: psycopg.Connection[Row], scope: Scope, dims: int, limit: int,
-                            where: Node | None) -> bool:
-        """Whether more of the scope's memories pass the filter than an exact scan should score. They are counted
-        up to one past that bound without their vectors, from the scope's index where the filter allows it (an
-        index-only scan: 31,619 rows in 6.6 ms, where scoring them took ~120 ms; bench/results/pg_vectors.json).
-        Expired memories are counted too: the bound is a cost, not a result."""
-        if not self._hnsw or _ann_expression(dims) is None:
-            return False
+    def _size_up(self, conn: psycopg.Connection[Row], scope: Scope, dims: int, limit: int,
+                 where: Node | None) -> tuple[bool, str | None]:
+        """Whether more of the scope's memories pass the filter than an exact scan should score, and the state of
+        its user's own index (scope_indexes.state_sql; None without a user). They are counted up to one past that
+        bound without their vectors, from the scope's index where the filter allows it (an index-only scan:
+        31,619 rows in 6.6 ms, where scoring them took ~120 ms; bench/results/pg_vectors.json). Expired memories
+        are counted too: the bound is a cost, not a result."""
+        if not self._hnsw or ann_expression(dims) is None:
+            return False, None
         p = Params()
         if self.exact_scan_limit is None:
             # The planner's estimate of the table's rows: free, and close enough to place the crossover.
@@ -739,23 +767,24 @@ class PostgresStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntitySto
                     "FROM pg_class WHERE oid = 'memories'::regclass")
         else:
             most = f"SELECT {p.add(max(self.exact_scan_limit, int(limit)))}::bigint AS most"
+        index = "NULL" if scope.user_id is None else state_sql(p.add(scope.user_id))
         sql = (f"WITH bound AS MATERIALIZED ({most}) SELECT (SELECT count(*) FROM (SELECT 1 FROM {MEMORY_FROM} "
                f"WHERE {_scope_sql(scope, p)} AND m.deleted_at IS NULL AND {to_sql(where, p)} "
-               "LIMIT (SELECT most FROM bound) + 1) s) > most AS large FROM bound")
+               f"LIMIT (SELECT most FROM bound) + 1) s) > most AS large, {index} AS index FROM bound")
         row = conn.execute(sql, p).fetchone()
-        return bool(row and row["large"])
+        return (bool(row["large"]), row["index"]) if row else (False, None)
 
     def _approximate_search(self, conn: psycopg.Connection[Row], scope: Scope, query: np.ndarray, limit: int,
-                            where: Node | None, include_expired: bool) -> list[ScoredId] | None:
-        """The HNSW index's nearest in the scope, or None when this dimension has no index."""
-        ann = _ann_expression(query.shape[0])
+                            where: Node | None, include_expired: bool, settings: HnswSearch) -> list[ScoredId] | None:
+        """The HNSW index's nearest in the scope (the planner picks the user's own index where there is one), or
+        None when this dimension has no index."""
+        ann = ann_expression(query.shape[0])
         if ann is None or not self._hnsw:
             return None
         expression = "m." + ann[0] if ann[0] == "embedding" else ann[0].replace("embedding", "m.embedding")
         p = Params()
         vector = p.add(query)
         target = vector if ann[0] == "embedding" else f"{vector}::halfvec({query.shape[0]})"
-        settings = self.hnsw_search
         sql = (f"SELECT m.id, m.seq, {expression} <#> {target} AS distance FROM memories m "
                f"LEFT JOIN memory_access a ON a.memory_id = m.id WHERE {_scope_sql(scope, p)} "
                f"AND {_live_sql(p, include_expired)} AND {to_sql(where, p)} "
