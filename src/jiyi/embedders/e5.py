@@ -72,6 +72,11 @@ class E5SmallEmbedder:
         # are the first engine's to the bit (same weights; checked for one to four queries, one and two threads).
         self._aside: tuple[Any, DaemonThreadPool] | None = None
         self._aside_lock = threading.Lock()
+        # Clear while the first engine runs a team of several threads: the second waits for that call to end rather
+        # than take one of the cores its barriers wait for. (The other way round cannot happen: while the second
+        # runs, its searches are in flight, and the first takes one thread.)
+        self._narrow = threading.Event()
+        self._narrow.set()
         self.query_engines = 2 if self._team is not None else 1
         if self._team is not None:
             for _ in range(2):
@@ -96,6 +101,7 @@ class E5SmallEmbedder:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
         model, thread = self._aside_engine()
+        self._narrow.wait()
         return l2_normalize(np.atleast_2d(thread.submit(self._run_aside, model, list(texts)).result()))
 
     def _aside_engine(self) -> tuple[Any, DaemonThreadPool]:
@@ -123,7 +129,12 @@ class E5SmallEmbedder:
         tokens = sum(self.count_tokens(t, query=True) for t in ([texts] if isinstance(texts, str) else texts)) \
             if query and batch < LARGE_BATCH else 0
         started = time.perf_counter()
-        out = call(texts)
+        if threads > 1:
+            self._narrow.clear()
+        try:
+            out = call(texts)
+        finally:
+            self._narrow.set()
         if tokens:
             self._team.observe_queries(batch, tokens, threads, time.perf_counter() - started)
         return out
