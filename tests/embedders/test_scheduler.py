@@ -7,7 +7,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -359,3 +359,72 @@ def test_failures_reach_the_caller(pool: ThreadPoolExecutor) -> None:
     assert scheduler.queued() == {"queries": 0, "passages": {}}
     scheduler.close()
 
+
+
+class TwoEngineEmbedder(GatedEmbedder):
+    """GatedEmbedder with a second engine for queries (QueriesAside), which is never gated: what runs there finishes
+    while the first engine waits at the gate."""
+
+    query_engines = 2
+
+    def embed_queries_aside(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(("aside", list(texts)))
+        return HASHING_64.embed_queries(texts)
+
+
+register_embedder("two-engines", lambda arg, options: TwoEngineEmbedder())
+HASHING_64 = HashingEmbedder(dims=64)  # what GatedEmbedder's vectors are
+
+
+def test_a_lone_query_runs_on_the_first_engine_not_aside() -> None:
+    embedder = build_embedder("two-engines")
+    assert isinstance(embedder, TwoEngineEmbedder)
+    embedder.gate.set()
+    scheduler = EmbeddingScheduler(embedder)
+    for question in ("where do I live", "我对什么过敏"):
+        assert np.array_equal(scheduler.embed_query(question), HASHING_64.embed_query(question))
+    assert [kind for kind, _ in embedder.calls] == ["query", "query"]
+    scheduler.close()
+
+
+@pytest.mark.parametrize("first", ["query", "documents"])
+def test_queries_arriving_while_the_first_engine_is_busy_run_aside_at_once(first: str) -> None:
+    embedder = build_embedder("two-engines")
+    assert isinstance(embedder, TwoEngineEmbedder)
+    scheduler = EmbeddingScheduler(embedder)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        try:
+            busy: Future[np.ndarray] = (pool.submit(scheduler.embed_query, "held at the gate") if first == "query"
+                                        else pool.submit(scheduler.embed_documents, ["held at the gate"]))
+            assert embedder.entered.wait(5)
+            later = [pool.submit(scheduler.embed_query, f"question {i}") for i in range(3)]
+            for i, future in enumerate(later):  # answered while the first engine still waits at the gate
+                assert np.array_equal(future.result(5), HASHING_64.embed_query(f"question {i}"))
+            assert not busy.done()
+        finally:
+            embedder.gate.set()
+        busy.result(5)
+    assert embedder.calls[0][0] == first and {kind for kind, _ in embedder.calls[1:]} == {"aside"}
+    assert sorted(text for _, texts in embedder.calls[1:] for text in texts) == [f"question {i}" for i in range(3)]
+    scheduler.close()
+
+
+def test_an_embedder_with_one_engine_gets_no_aside_thread(gated: GatedEmbedder, pool: ThreadPoolExecutor) -> None:
+    gated.query_engines = 1  # type: ignore[attr-defined]
+    scheduler = EmbeddingScheduler(gated)
+    busy = pool.submit(scheduler.embed_query, "held at the gate")
+    gated.entered.wait(5)
+    later = pool.submit(scheduler.embed_query, "waits for the first")
+    wait_until(lambda: scheduler.queued()["queries"] == 1)
+    assert not later.done()
+    gated.gate.set()
+    assert busy.result(5).shape == later.result(5).shape == (64,)
+    scheduler.close()
+
+
+def test_e5_second_engine_gives_the_first_engines_vectors(e5: Any) -> None:
+    """Bit for bit: a search's results must not depend on which engine embedded its query."""
+    questions = ["where do I live", "我对什么过敏", "what does my sister cook", "咖啡 hiking"]
+    assert e5.query_engines in (1, 2)
+    assert np.array_equal(e5.embed_queries_aside(questions), e5.embed_queries(questions))
+    assert np.array_equal(e5.embed_queries_aside(questions[:1])[0], e5.embed_query(questions[0]))

@@ -64,6 +64,17 @@ def test_searches_beyond_the_call_get_one_thread_at_once() -> None:
     assert calls == [1, 2, 1, 2]
 
 
+def test_a_large_batch_with_a_second_engine_beside_it_gets_one_thread() -> None:
+    """With a second engine taking the queries a call leaves waiting (e5.py), the two share the cores: a team of
+    two beside it would wait at every barrier for the core the second engine holds."""
+    in_flight = [40]
+    team = ThreadTeam(2, lambda n: None, clock=Clock(), searches_in_flight=lambda: in_flight[0])
+    assert team.choose(LARGE_BATCH) == 2
+    assert team.choose(LARGE_BATCH, beside=True) == 1
+    in_flight[0] = LARGE_BATCH  # every search in flight is in this call: nothing for the second engine
+    assert team.choose(LARGE_BATCH, beside=True) == 2 and team.choose(1, beside=False) == 1
+
+
 def test_a_call_is_compared_with_calls_of_its_size() -> None:
     """A /context query of a whole conversation (hundreds of tokens) is no slow two-word query: calls are compared
     with the fastest of about as many tokens."""

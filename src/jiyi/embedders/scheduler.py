@@ -12,6 +12,9 @@ Here:
   up another user's add;
 * queries that are waiting together run as one model call when the embedder can batch them (`QUERY_BATCH`); a search
   awaits its query without holding a thread (`aembed_query`), so every search in flight waits in that batch;
+* a local model with a second engine for queries (`QueriesAside`) gets a second thread that takes the queries
+  waiting while the first is busy, so two calls run at once; a query that finds the first engine free runs there,
+  as it did without the second (a lone query is not moved to the slower single-threaded engine);
 * `use` counts the model's calls, texts and busy seconds (metrics: memory_embedding_*);
 * a job that cannot start within its timeout fails with `Overloaded` (HTTP 503 + Retry-After) instead of waiting
   without bound; once started, it runs to the end.
@@ -36,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from jiyi import tracing
-from jiyi.embedders.base import DEFAULT_MAX_INPUT_CHARS, Embedder, QueryBatching, fit_input
+from jiyi.embedders.base import DEFAULT_MAX_INPUT_CHARS, Embedder, QueriesAside, QueryBatching, fit_input
 from jiyi.errors import BackendUnavailable, Overloaded
 
 # Queries waiting together are embedded in one call. e5 on 2 cores, k queries one by one vs one batch (median ms):
@@ -127,6 +130,10 @@ class EmbeddingScheduler:
         self._lanes: OrderedDict[str, deque[_Job]] = OrderedDict()  # the lane at the front goes next
         self._running: dict[str, int] = {}  # lane -> its chunks being embedded now
         self._threads: list[threading.Thread] = []
+        self._busy = 0  # workers running a job now (the aside thread is not one)
+        self._aside = embedder if (isinstance(embedder, QueriesAside) and embedder.query_engines > 1
+                                   and self.concurrency == 1) else None
+        self._aside_thread: threading.Thread | None = None
         self._closed = False
         self._seconds_per_char = 0.0  # of passage embedding, a running average: estimates Retry-After
         self._last_query = -float("inf")  # time.monotonic() of the last query submitted
@@ -205,7 +212,7 @@ class EmbeddingScheduler:
             self._lanes.clear()
             for job in pending:
                 job.future.set_exception(BackendUnavailable("the embedder was closed before this embedding ran"))
-            threads = list(self._threads)
+            threads = [*self._threads, *([self._aside_thread] if self._aside_thread is not None else [])]
             self._cond.notify_all()
         for thread in threads:
             if thread is not threading.current_thread():
@@ -233,7 +240,13 @@ class EmbeddingScheduler:
                 thread = threading.Thread(target=self._work, name=f"jiyi-embed-{len(self._threads)}", daemon=True)
                 self._threads.append(thread)
                 thread.start()
-            self._cond.notify()
+            if query and self._aside is not None and self._aside_thread is None:
+                self._aside_thread = threading.Thread(target=self._work_aside, name="jiyi-embed-aside", daemon=True)
+                self._aside_thread.start()
+            if self._aside_thread is not None:
+                self._cond.notify_all()  # the worker, or the aside thread if the worker is busy
+            else:
+                self._cond.notify()
         return job
 
     def _wait(self, job: _Job, timeout: float, what: str) -> np.ndarray:
@@ -280,25 +293,58 @@ class EmbeddingScheduler:
 
     def _work(self) -> None:
         while (task := self._next_task()) is not None:
-            task()
+            try:
+                task()
+            finally:
+                with self._cond:
+                    self._busy -= 1
+
+    def _work_aside(self) -> None:
+        """The aside thread: queries that wait while every worker is busy, on the embedder's second engine."""
+        assert self._aside is not None
+        while True:
+            with self._cond:
+                batch: list[_Job] = []
+                while not self._closed:
+                    if self._queries and self._busy >= self.concurrency:
+                        batch = self._take_queries()
+                        if batch:
+                            break
+                    elif not self._cond.wait(timeout=IDLE_SECONDS) and not self._queries:
+                        break
+                if not batch:
+                    self._aside_thread = None
+                    return
+            self._run_queries(batch, self._aside.embed_queries_aside)
+
+    def _take_queries(self) -> list[_Job]:
+        """The queries waiting, up to a batch, marked started (under the lock)."""
+        batch: list[_Job] = []
+        while self._queries and len(batch) < self.query_batch:
+            job = self._queries.popleft()
+            if job.future.set_running_or_notify_cancel():
+                batch.append(job)
+        began = time.perf_counter()
+        for job in batch:
+            job.started, job.batch = began, len(batch)
+        return batch
 
     def _next_task(self) -> Callable[[], None] | None:
         with self._cond:
             while not self._closed:
                 if self._queries:
-                    batch: list[_Job] = []
-                    while self._queries and len(batch) < self.query_batch:
-                        job = self._queries.popleft()
-                        if job.future.set_running_or_notify_cancel():
-                            batch.append(job)
+                    batch = self._take_queries()
                     if batch:
-                        began = time.perf_counter()
-                        for job in batch:
-                            job.started, job.batch = began, len(batch)
+                        self._busy += 1
+                        if self._queries and self._aside_thread is not None:
+                            self._cond.notify_all()  # more than a batch waits: the aside thread may take it
                         return lambda: self._run_queries(batch)
                 elif self._lanes:
                     task = self._next_chunk()
                     if task is not None:
+                        self._busy += 1
+                        if self._queries and self._aside_thread is not None:
+                            self._cond.notify_all()
                         return task
                 elif not self._cond.wait(timeout=IDLE_SECONDS) and not (self._queries or self._lanes):
                     break
@@ -333,13 +379,16 @@ class EmbeddingScheduler:
         self._running[lane] = self._running.get(lane, 0) + 1
         return lambda: self._run_chunk(job, start, end, chars)
 
-    def _run_queries(self, batch: list[_Job]) -> None:
+    def _run_queries(self, batch: list[_Job],
+                     aside: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
+        """`aside`: the second engine's embed_queries_aside (any batch size), instead of the first engine."""
         began = time.perf_counter()
-        batcher = self.inner if len(batch) > 1 and isinstance(self.inner, QueryBatching) else None
+        batcher = aside or (self.inner.embed_queries if len(batch) > 1 and isinstance(self.inner, QueryBatching)
+                            else None)
         try:
             if batcher is not None:
                 try:
-                    matrix = batcher.embed_queries([job.texts[0] for job in batch])
+                    matrix = batcher([job.texts[0] for job in batch])
                 except Exception as exc:
                     for job in batch:
                         job.future.set_exception(exc)

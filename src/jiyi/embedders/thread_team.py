@@ -25,7 +25,9 @@ smaller one gets one thread when
   one thread for the next CONTENDED_SECONDS, after which the whole team is tried again. (With one slow call enough,
   idle searches one after another switched back and forth.)
 
-and the whole team otherwise. Timing alone missed the process's own load: 8 clients on 10k memories slowed the
+and the whole team otherwise. Where the embedder has a second engine for queries (e5.py, `beside`), any call - a
+large batch too - gets one thread while searches beyond it are in flight: those go to the second engine, which holds
+the other core. Timing alone missed the process's own load: 8 clients on 10k memories slowed the
 team's calls ~2x, under the ratio, and the server stayed at the team's pace: 60.0 / 62.7 searches/s against 67.0 /
 67.7 with the searches in flight counted (bench/results/throughput-gate-2026-11-28d.json, interleaved rounds). At
 2k memories, where a search's own work is lighter, the rates were alike (59.5 vs 61.8, rounds 50-72 either way)
@@ -67,16 +69,23 @@ class ThreadTeam:
         self._slow_calls = 0
         self.switches = 0  # times the team changed size (tests, metrics)
 
-    def choose(self, batch: int) -> int:
-        """The team for a call of `batch` texts, set before the call."""
-        wanted = self.full
-        if batch < LARGE_BATCH and (self._searches_in_flight() > batch or self._clock() < self._contended_until):
-            wanted = 1
+    def choose(self, batch: int, *, beside: bool = False) -> int:
+        """The team for a call of `batch` texts, set before the call. `beside`: a second engine takes the queries
+        this call leaves waiting (e5.py), and runs on a core of its own, so even a large batch gets one thread while
+        other searches are in flight."""
+        others = self._searches_in_flight() > batch
+        contended = self._clock() < self._contended_until
+        wanted = 1 if (others and beside) or (batch < LARGE_BATCH and (others or contended)) else self.full
         if wanted != self._current:
             self._set_threads(wanted)
             self._current = wanted
             self.switches += 1
         return wanted
+
+    def single_on_this_thread(self) -> None:
+        """One thread for the calling thread's parallel regions: for a thread other than the engine's (a second
+        engine's, e5.py), whose calls always run alone."""
+        self._set_threads(1)
 
     def observe_queries(self, batch: int, tokens: int, threads: int, seconds: float) -> None:
         """What a query call of `batch` texts, `tokens` in all, took with `threads`: a whole-team call much slower
