@@ -41,7 +41,7 @@ def claims(sentences: Sequence[str]) -> list[Claim]:
     found: list[Claim] = []
     for sentence in sentences:
         for m in _TITLED.finditer(sentence):
-            words = [w for w in (_POSSESSIVE.sub("", w) for w in m.group("name").split())]
+            words = [_POSSESSIVE.sub("", w) for w in m.group("name").split()]
             while words and not_a_name_en(words[-1]):
                 words.pop()  # "Dr. Alvarez Thursday": the name ends where a word that is no name begins
             if not words or not_a_name_en(words[0]):
