@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from jiyi.core import entity_family_words_en, entity_homes_en, entity_names_en, entity_titles_en
+from jiyi.core import entity_family_words_en, entity_homes_en, entity_lowercase_en, entity_names_en, entity_titles_en
 from jiyi.core.entity_claims import ME, Claim, Ref, kin_of, named, pronoun
 from jiyi.core.not_names import not_a_name_en
 
@@ -784,6 +784,8 @@ def claims(text: str) -> list[Claim]:
     titled += [c for s in said_with_titles for c in entity_family_words_en.claims(s)]
     sentences = [entity_family_words_en.as_names(entity_titles_en.without_titles(s)) for s in said_with_titles]
     lowercase = writes_in_lowercase(sentences)
+    if lowercase:  # "moved to pilsen w jasmine": the names the grammar marks, capitalised as the rules read names
+        sentences = [entity_lowercase_en.recase(s, _is_name) for s in sentences]
     for sentence in sentences:
         found += _naming(sentence, lowercase)
     # Names in passing after the named terms ("my dog Oliver ... Oliver's bone": a pet, not a person) and before the
