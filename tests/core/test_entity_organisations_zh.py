@@ -67,3 +67,15 @@ def test_a_business_someone_opened_is_theirs_and_where_it_was_opened() -> None:
 def test_a_business_only_wished_for_or_a_meeting_is_nobodys() -> None:
     graph, _ = run("我想在杭州开个咖啡店 叫慢时光", "今天开了个会 叫周例会", "要是我开个饭馆就好了")
     assert {r for r in relations(graph) if r[1] in ("owns", "located_in")} == set()
+
+
+# --- a first day at a workplace said by its bare name (entity_rules_zh._FIRST_DAY) ---
+
+def test_a_first_day_names_the_users_new_workplace() -> None:
+    graph, _ = run("终于换工作了 今天网易第一天 有点紧张")
+    assert (USER, "works_at", "网易") in relations(graph)
+
+
+def test_a_first_day_of_an_event_or_in_a_town_is_no_workplace() -> None:
+    graph, _ = run("今天开学第一天 好累", "军训第一天 晒黑了", "成都第一天 吃了火锅")
+    assert not any(r[1] == "works_at" for r in relations(graph))

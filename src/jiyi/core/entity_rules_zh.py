@@ -107,6 +107,12 @@ _NAMED_LATER = re.compile(r"^(?P<noun>(?:公司|厂|店|那家|这家|单位)(?:
                           r"(?P<org>[A-Za-z][\w&. -]*|[\u4e00-\u9fff]{2,8})$")
 _NOT_A_NAME_SAID = re.compile(r"什么|啥|不|没|忘")  # 叫什么不重要, 叫啥忘了
 _JOINED = re.compile(r"(?:入职|跳槽到|跳槽去|加入|offer签了?)(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6})")
+# 今天顺丰第一天, 京东上班第一天: a first day at a workplace said by its bare name (not 开学第一天, 军训第一天: what
+# starts is an event, one of FIRST_DAY_EVENTS)
+_FIRST_DAY = re.compile(r"^(?:今天|明天|昨天|周一|下周一)?(?:在|去)?(?P<org>[A-Za-z][\w&.-]*|[\u4e00-\u9fff]{2,6}?)"
+                        r"(?:上班|入职|报到)?(?:的)?第一天")
+FIRST_DAY_EVENTS = frozenset("开学 上学 上课 军训 培训 放假 假期 新年 入学 住院 实习 复工 开工 试用 试用期 上班 入职 "
+                             "报到 新工作 工作 搬家 结婚 恋爱 减肥 健身 跑步 戒烟 学车 高考 中考 考试".split())
 _ADMITTED = re.compile(r"(?:保研到|考研考到)(?P<org>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:录取|了|$)|"
                        r"被(?P<by>[\u4e00-\u9fffA-Za-z]{2,6}?)录取")  # not 被差评了: 被 alone is any passive
 _LIVES = re.compile(r"(?:住在|搬到了?|搬去了?|搬来了?|租在|定居在?|安家在?)(?P<rest>.+)")
@@ -583,6 +589,10 @@ def _relations(clause: str, subject: Ref) -> list[Claim]:
     for m in _WORK.finditer(clause):
         if not _wished(clause, m.start()):
             found += _place_or_org(subject, m.group("org"), m.group("verb"))
+    first_day = _FIRST_DAY.match(clause)
+    if first_day and first_day.group("org") not in FIRST_DAY_EVENTS and subject is ME:
+        started = _place_or_org(subject, first_day.group("org"), "")
+        found += [c for c in started if c.relation != "lives_in"]  # 北京第一天: a town, not an employer
     for m in _JOINED.finditer(clause):
         if _wished(clause, m.start()):
             continue
