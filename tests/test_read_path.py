@@ -15,7 +15,7 @@ import pytest
 from jiyi import AsyncMemory, Memory, build_embedder, build_store
 from jiyi.core.lexicon import lexicon
 from jiyi.core.messages import in_conversation
-from jiyi.core.relevance_bar import BARS, Bar
+from jiyi.core.relevance_bar import BARS, MIN_COSINE, Bar
 from jiyi.core.retrieval import only_asks
 from jiyi.embedders.base import Calibration
 from jiyi.errors import BackendUnavailable, InvalidInput
@@ -765,3 +765,25 @@ def test_the_fitted_bar_opens_the_gate_below_the_usual_bar_and_never_closes_it(
             assert memory.search("我家狗狗叫什么", user_id="u")["results"][0]["id"] == corgi
     assert found[True][0]  # the corgi, first
     assert found[False][1] == []
+
+
+def test_a_question_whose_candidates_are_out_of_reach_gets_nothing_whatever_bar_they_clear(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Chinese question about the user whose best candidate is farther in meaning than MIN_COSINE
+    (core/relevance_bar.py) gets nothing: not what clears the usual bar, nor its best memory from the reminder's
+    lower one. A floor above any cosine stands in for the measured one (data); what is tested is how the read path
+    uses it. Without the fitted bar, or with the floor below the candidates, both come back as before."""
+    facts = ["我姥爷前年查出了帕金森", "我养了一只柯基叫馒头", "我在一家外企做财务", "我妹妹在成都读研究生",
+             "我对花生过敏", "周末和同事去爬了香山"]
+    for floor, fitted, gets in ((9.0, True, False), (9.0, False, True), (-9.0, True, True)):
+        monkeypatch.setitem(MIN_COSINE, "zh", floor)
+        with memory_at(tmp_path / f"{floor}{fitted}", "e5", read_settings=ReadSettings(fitted_bar=fitted)) as memory:
+            illness, corgi, *_ = add_raw(memory, facts)
+            above = memory.context([{"role": "user", "content": "我的狗几岁了"}], user_id="u")
+            assert above["stages"][0]["best_relevance"] >= 0.5
+            assert [m["id"] for m in above["memories"]][:1] == ([corgi] if gets else [])
+            reminded = memory.context([{"role": "user", "content": "我家老人那个手老抖的病叫啥来着"}], user_id="u")
+            assert reminded["stages"][0]["best_relevance"] < 0.5
+            assert [m["id"] for m in reminded["memories"]][:1] == ([illness] if gets else [])
+            # /search does not read the floor.
+            assert memory.search("我的狗几岁了", user_id="u")["results"][0]["id"] == corgi

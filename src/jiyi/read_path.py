@@ -61,7 +61,7 @@ from jiyi.core.query_enhancement import (
     rewrite_input,
 )
 from jiyi.core.ranking import RankingWeights
-from jiyi.core.relevance_bar import clears, fitted_bar
+from jiyi.core.relevance_bar import clears, fitted_bar, out_of_reach
 from jiyi.core.retrieval import (
     Retrieval,
     RetrievalSettings,
@@ -434,7 +434,7 @@ class ReadPath:
                 return False
             return not about_now or said_at(hit.record) > max(said_at(h.record) for h in relevant)
 
-        async def question_bar(hits: list[SearchHit]) -> list[SearchHit]:
+        async def question_bar(hits: list[SearchHit]) -> tuple[list[SearchHit], bool]:
             """The question's own candidates that go in: for a question that speaks to the user's life, all the top
             ones (companions: see `companion`) once its best clears min_relevance or, below it, the fitted bar
             (core/relevance_bar.py); for small talk and the like, those from unaddressed_min_relevance (never, by
@@ -445,7 +445,7 @@ class ReadPath:
             addressed = await self.addressed(question, hits, request.char_name)
             if addressed is None:
                 floor = max(min_relevance, settings.unaddressed_min_relevance)
-                return [h for h in hits if h.relevance >= floor] if floor < 1.0 else []
+                return ([h for h in hits if h.relevance >= floor] if floor < 1.0 else []), True
             # Fitted on questions about the user: not on questions to the assistant about its persona, nor on
             # messages that only name something of the user's memories ("今天好热哦 感觉夏天要来了" got four
             # memories at relevance 0.49 on bench/context.py's development half), nor on an exclamation in the first
@@ -453,11 +453,15 @@ class ReadPath:
             # no answer lost on the three development halves).
             bar = (fitted_bar(question) if settings.fitted_bar and addressed == "user" and asks_something(question)
                    else None)
+            # Candidates out of the question's reach (core/relevance_bar.py MIN_COSINE) go in by no bar, nor the
+            # best of them by the reminder's lower one (the second value: False).
+            if bar is not None and out_of_reach(question, hits, self.embedder.calibration):
+                return [], False
             anchors = [h for h in hits if h.relevance >= min_relevance]
             if not anchors and bar is not None and clears(question, hits, self.embedder.calibration, bar):
                 anchors = [max(hits, key=lambda h: h.relevance)]
             anchor_ids = {h.record.id for h in anchors}
-            return [h for h in hits if h.record.id in anchor_ids or companion(h, anchors)] if anchors else []
+            return ([h for h in hits if h.record.id in anchor_ids or companion(h, anchors)] if anchors else []), True
 
         async def attempt(name: str, query: str, spent_ms: float = 0.0,
                           detail: str | None = None) -> tuple[list[SearchHit], Stage]:
@@ -471,8 +475,9 @@ class ReadPath:
             found = hits
             hits = self._in_the_users_words(hits, request.top_k + echoes, question)
             hits = (await self._io(self._still_standing, hits, question))[:request.top_k]
+            within_reach = True
             if name == "question" and request.min_relevance is None:
-                relevant = await question_bar(hits)
+                relevant, within_reach = await question_bar(hits)
             else:
                 relevant = [h for h in hits if h.relevance >= min_relevance]
                 if relevant and name != "context" and request.min_relevance is None:
@@ -484,7 +489,7 @@ class ReadPath:
                 answered = await self._io(self._answered_by_replies, found, hits, question, request, in_prompt)
                 relevant += [h for h in answered if companion(h, relevant)][:request.top_k - len(hits)]
             best = max((h.relevance for h in hits), default=0.0)
-            if not relevant and reminder and hits and hits[0].relevance >= reminder_floor:
+            if not relevant and reminder and within_reach and hits and hits[0].relevance >= reminder_floor:
                 relevant, detail = hits[:1], "asks to be reminded: the best memory, below the usual bar"
             if (named_time is not None and request.min_relevance is None and hits and hits[0] not in relevant
                     and named_time.start <= said_at(hits[0].record) < named_time.end):

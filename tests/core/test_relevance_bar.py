@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from jiyi.core.relevance_bar import BARS, MIN_RELEVANCE, Bar, clears, fitted_bar, measures, scaled
+from jiyi.core.relevance_bar import (
+    BARS,
+    MIN_COSINE,
+    MIN_RELEVANCE,
+    Bar,
+    clears,
+    fitted_bar,
+    measures,
+    out_of_reach,
+    scaled,
+)
 from jiyi.embedders.base import Calibration
 from jiyi.records import MemoryRecord, Scope, SearchHit
 
@@ -57,3 +67,21 @@ def test_the_shipped_chinese_bar_weighs_both_measures_up() -> None:
     assert bar.relevance > 0 and bar.cosine > 0
     assert clears("我对什么过敏", [hit(1.0, 0.934)], E5, bar)  # "我对花生过敏", e5
     assert not clears("我的狗几岁了", [hit(0.575, 0.865)], E5, bar)  # "我养了一只柯基叫馒头": no age
+
+
+def test_a_chinese_question_whose_candidates_are_all_far_in_meaning_is_out_of_reach() -> None:
+    floor = MIN_COSINE["zh"]
+    cosine_at = E5.unrelated + floor * (E5.same - E5.unrelated)  # the raw cosine that scales to the floor
+    question = "我是啥血型来着"
+    # Whatever the relevance (a shared word, a rule): the best cosine decides.
+    assert out_of_reach(question, [hit(0.9, cosine_at - 0.01), hit(0.7, cosine_at - 0.02)], E5)
+    assert not out_of_reach(question, [hit(0.3, cosine_at + 0.001), hit(0.9, cosine_at - 0.05)], E5)
+    # Found by the keyword path alone: no cosine speaks for it.
+    assert out_of_reach(question, [hit(0.9, None)], E5)
+    assert out_of_reach(question, [], E5)
+
+
+def test_english_has_no_floor() -> None:
+    assert "en" not in MIN_COSINE
+    assert not out_of_reach("what's my blood type?", [hit(0.6, 0.5)], E5)
+    assert not out_of_reach("what's my blood type?", [], E5)
