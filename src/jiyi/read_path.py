@@ -474,7 +474,7 @@ class ReadPath:
                     if h.record.category is not Category.MESSAGE or _said(h.record.content) not in in_prompt]
             found = hits
             hits = self._in_the_users_words(hits, request.top_k + echoes, question)
-            hits = (await self._io(self._still_standing, hits, question))[:request.top_k]
+            hits = (await self._io(self._still_standing, hits, question, request.char_name))[:request.top_k]
             within_reach = True
             if name == "question" and request.min_relevance is None:
                 relevant, within_reach = await question_bar(hits)
@@ -624,10 +624,10 @@ class ReadPath:
         if not added:
             return []
         # What a newer candidate says has changed is left out, as among the other hits (whose places stay as they are).
-        standing = {h.record.id for h in self._still_standing([*kept, *added], question)}
+        standing = {h.record.id for h in self._still_standing([*kept, *added], question, request.char_name)}
         return [h for h in added if h.record.id in standing]
 
-    def _still_standing(self, hits: list[SearchHit], question: str) -> list[SearchHit]:
+    def _still_standing(self, hits: list[SearchHit], question: str, char_name: str | None = None) -> list[SearchHit]:
         """The hits less those that were said to have changed (core/supersession.py): an older memory marked as
         changed by a newer one that still stands gives its place to the newer one (once), and among the hits, an
         older one of the same subject as a newer one that says it changed is left out. A question about the past
@@ -649,7 +649,7 @@ class ReadPath:
         says_a_change = any(may_say_a_change(h.record.content) for h in replaced)
         if not says_a_change and not asks_how_things_stand(question):
             return replaced
-        common = common_words(self.store, [question, *(h.record.content for h in replaced)])
+        common = common_words(self.store, [question, *(h.record.content for h in replaced)], char_name)
         vectors = self.store.get_vectors([h.record.id for h in replaced])
         ids = [h.record.id for h in replaced if h.record.id in vectors]
         matrix = np.stack([vectors[i] for i in ids]) if ids else np.zeros((0, 0), dtype=np.float32)

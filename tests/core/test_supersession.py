@@ -13,6 +13,7 @@ from jiyi.core.supersession import (
     asks_about_before,
     changed_people,
     changed_subject,
+    common_words,
     other_people,
     people_in,
     put_in_place,
@@ -72,13 +73,24 @@ def hit(text: str, days: int, relevance: float = 0.5) -> SearchHit:
     ("my sister is visiting next week", False),
     ("My veena teacher has shifted to Bangalore, her husband got transfer", True),
     ("I shifted the couch a bit to make room", False),
+    # not a change: the talk ends, a conjunction, an idiom, a preposition of place
+    ("好啦不说了 我妈喊我吃饭", False),
+    ("不跟你聊了 我去洗澡", False),
+    ("我俩不说话了", True),
+    ("天气不好 不过下山吃了一碗面 值得了", False),
+    ("不过我现在不抽烟了", True),
+    ("the shoot ran late and I ended up sleeping at the studio", False),
+    ("we ended it last week", True),
+    ("spent the morning fishing off the pier", False),
+    ("I've been off sugar for a month", True),
 ])
 def test_words_of_change(text: str, changed: bool) -> None:
     assert says_it_changed(text) is changed
 
 
 @pytest.mark.parametrize("text", ["我们的婚礼推迟到明年春天了", "复查改期了，下周三再去",
-                                  "目标院校改了，专业还是计算机", "we pushed the wedding to June"])
+                                  "目标院校改了，专业还是计算机", "we pushed the wedding to June",
+                                  "ROM confirmed new date 20 march"])
 def test_a_moved_plan_is_a_weaker_sign_of_change(text: str) -> None:
     assert says_it_moved(text) and not says_it_changed(text)
 
@@ -307,3 +319,40 @@ def test_the_lexicon_joins_only_through_the_clause_that_says_the_change() -> Non
     assert superseded(hits, "我女朋友干啥工作的", never_common, joined) == set()
     hits = [hit("嗯 她在幼儿园当老师 假期就想去躺平", 0), hit("五一不休了 公司要加班", 30)]
     assert superseded(hits, "我女朋友干啥工作的", never_common, joined) == {hits[0].record.id}
+
+
+def test_a_clause_that_turns_to_another_subject_borders_the_change() -> None:
+    assert what_changed("next march, after our wedding. also i moved out, staying in the new flat") == (
+        "also i moved out staying in the new flat")
+    assert what_changed("我们去海边了 对了我把吉他卖了 现在学架子鼓") == "对了我把吉他卖了 现在学架子鼓"
+    assert what_changed("No soda! Thirty days clean. btw the dog is fine") == "No soda Thirty days clean"
+
+
+def test_what_a_clause_of_time_names_is_not_what_changed() -> None:
+    assert "考试" not in changed_subject("考试那阵停了", never_common)
+    assert "烟" in subject_marks(changed_subject("住院那会儿把烟戒了", never_common))
+    hits = [hit("四月要考主管护师 书还没看几页", 0), hit("尤克里里好久没碰了 考试那阵停了 现在在练八段锦", 30)]
+    assert superseded(hits, "那个职称考试我考了没", never_common, near=far) == set()
+
+
+def test_words_that_name_no_subject_join_nothing() -> None:
+    # particles of the languages mixed into English chat, time of day, a word of praise that goes with anything
+    assert topic_words("first week sa makati condo la", never_common) == {"makati", "condo"}
+    assert not topic_words("by afternoon it was mad", never_common)
+    hits = [hit("first week sa makati condo! bea and i bought matching mugs", 0),
+            hit("walking to work now, no more traffic sa EDSA", 30)]
+    assert superseded(hits, "what should I bake for bea's birthday?", never_common) == set()
+    # 叫 names or bids anyone; Cantonese function characters are function characters
+    assert not topic_words("叫 冇 咗", never_common)
+
+
+def test_the_assistants_name_is_no_subject_two_messages_share() -> None:
+    class Frequencies:
+        def document_frequencies(self, words):
+            return {}, 10
+
+    common = common_words(Frequencies(), ["小雪啊海南不去了"], addressee="小雪")
+    assert common("小雪") and not common("海南")
+    hits = [hit("小雪 我这冬泳啊 算是告别了 医生说我血压高", 0), hit("小雪啊海南不去了 下礼拜去北京", 30)]
+    assert superseded(hits, "我血压咋样", common) == set()
+    assert superseded(hits, "我血压咋样", never_common) == {hits[0].record.id}

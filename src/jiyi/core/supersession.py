@@ -46,14 +46,18 @@ from jiyi.text import analyze_for_index, has_cjk, segment, starts_a_word, stem
 # verbs and phrases of change, not any one topic's words).
 _CHANGED_EN = re.compile(
     r"\b(?:no longer|not any ?more|anymore|any more|no more|stopp?(?:ed|ing)|quit(?:ting)?|gave up|given up|"
-    r"giving up|broke up|broken up|split up|(?:are|were|is|was|'re) (?:done|over|finished)|ended|ending it|"
+    r"giving up|broke up|broken up|split up|(?:are|were|is|was|'re) (?:done|over|finished)|ended(?! up)|ending it|"
     r"called (?:it )?off|cancel+ed|moved (?:out|away|to|in)|moving (?:out|to)|relocated|switched|swapped|"
     r"sold (?:my|our|the|it|them|off|up)|"
     r"replaced|instead|changed (?:to|jobs?|my|our|the)|shifted (?:to|out|away|back|house)|transferred|promoted|"
     r"resigned|retir(?:ed|ing)|fired|"
     r"laid off|let go|pulled out|withdr[ae]w|postponed|rescheduled|pushed back|brought forward|"
     r"handed in my notice|new job|died|passed away|put (?:her|him|it) down|lost (?:her|him)|recovered|healed|"
-    r"cleared up|all better|got rid of|dropped out|weaned|cut out|off (?:the|alcohol|sugar|caffeine|meat)|"
+    r"cleared up|all better|got rid of|dropped out|weaned|cut out|"
+    # "off" says a habit ended after a verb of being or going ("i'm off the pills", "been off sugar"), not as a
+    # preposition of place ("fishing off the pier" had made a message about a boat a change of a fishing trip).
+    r"(?:(?<=\bi'm )|(?<=\bam )|(?<=\bbeen )|(?<=\bwent )|(?<=\bgone )|(?<=\bgoing )|(?<=\bstayed )|(?<=\bstaying )|"
+    r"(?<=\bgot )|(?<=\bcame )|(?<=\bcoming ))off (?:the|alcohol|sugar|caffeine|meat)|"
     r"(?:\d+|thirty|twenty|ten|two|three|four) (?:days|weeks|months) (?:clean|sober|without))\b",
     re.IGNORECASE)
 _CHANGED_ZH = re.compile(
@@ -79,14 +83,20 @@ _DETERMINER_EN = re.compile(r"\b(?:a|an|the|my|our|his|her|their|your)\s+$", re.
 # "不…了" says "no longer" when 不 is a word of its own (不, 不想, 不来), not a character inside another word:
 # "差不多了" (almost), "受不了了" (can't stand it), "对不起了".
 _NO_LONGER_ZH = re.compile(r"不[^，。！？,.!?\s]{1,6}了")
+# Nor when 不 begins a word that negates nothing: a conjunction or an adverb ("不过下山吃了一碗咸豆浆 值得了": but;
+# 不管, 不然, 不仅, 不停, 不少).
+_NOT_A_NEGATION_ZH = re.compile(r"不[过過管然如仅僅但论論光料止少久断斷停只错錯]")
+# Nor when what stops is the talk itself: a verb of saying alone after 不 closes this conversation ("不说了 他们叫我
+# 打扑克去了", "不跟你聊了"); it tells no change of the life it speaks of. With an object it may ("我俩不说话了").
+_STOPS_TALKING_ZH = re.compile(r"不(?:[跟和同与][你您])?多?[说聊讲唠扯]了")
 # Weaker signs of change, counted only when the question asks about what their clause speaks of (`asked_of_both`),
 # never on the write path: a rescheduled plan ("婚期改了 推到十月"; "目标院校改了" also said the major, which did
 # not change). Not "finally" / 终于: "房东终于松口了，说可以养猫" answers "房东同意了没" with the older "房东不让"
 # beside it as what the question asks about (bench/zh_retrieval.py counts both), and "I finally watched Dune"
 # changes no fact.
-_MOVED_EN = re.compile(r"\b(?:pushed (?:it |the \w+ )?(?:back )?to|bumped (?:it |the \w+ )?to|delayed)\b",
-                       re.IGNORECASE)
-_MOVED_ZH = re.compile(r"改了|改期|推迟|推到|延期")
+_MOVED_EN = re.compile(r"\b(?:pushed (?:it |the \w+ )?(?:back )?to|bumped (?:it |the \w+ )?to|delayed|"
+                       r"new (?:date|time|venue))\b", re.IGNORECASE)  # "ROM confirmed new date 20 march"
+_MOVED_ZH = re.compile(r"改了|改期|推迟|推到|延期|新日期|新的日子")
 # A question about the past asks for the older memories.
 _ASKS_ABOUT_BEFORE = re.compile(
     r"\b(?:used to|use to|before|previously|originally|at first|back then|back when|in the past|formerly|last year)\b|"
@@ -99,14 +109,21 @@ _ASKS_ABOUT_BEFORE = re.compile(
 # small for document frequencies to tell it is common (COMMON_TOPIC_MIN_STORE), it made any two facts one subject.
 # Nor a verb of motion that goes with any subject: "went" joined "pepper died … went downhill fast" to "the crew
 # went out … I got a ginger ale", and the reply about going to a bar lost that the user is sober (bench/context.py).
+# Nor a verb of beginning (as 开始: "joined badminton" and "joined on monday", a job), a word of praise or blame that
+# goes with anything ("hayfever is mad down here" / "it'd be mad to turn it down"), or the particles of the languages
+# people mix into English chat (Singlish "liao", Hinglish "toh", Taglish "naman"; those of two letters: _particle).
 GENERIC_WORDS = frozenset(stem(w) for w in """
     user 用户
     today yesterday tomorrow tonight now lately recently week weekend day days month year morning evening night time
+    afternoon noon midnight mornings evenings nights afternoons
     times thing things stuff lot bit really actually still though lol haha omg ok okay yeah yep nope sure well
     think thought know feel felt want like love say said tell told guess mean good great bad nice little big new old
     won given anyth anywher someth someon everyon everyth noth gonna wanna kinda way back last next first ago soon later
-    go goe went gone come came get got
-    今天 昨天 明天 今晚 昨晚 现在 最近 这周 周末 上周 下周 早上 晚上 中午 下午 时候 时间 一天 天天 每天 这个 那个
+    go goe went gone come came get got start started began begin join joined
+    mad crazy insane amazing awesome terrible awful weird super pretty
+    lah leh lor liao meh sia hor hai nahi toh bhi yaar naman lang yung mga
+    今天 昨天 明天 今晚 昨晚 现在 最近 这周 周末 上周 下周 礼拜 星期
+    早上 晚上 中午 下午 上午 傍晚 凌晨 半夜 深夜 时候 时间 一天 天天 每天 好久 这个 那个
     事情 东西 感觉 觉得 知道 喜欢 真的 其实 还是 有点 一点 一直 已经 开始 终于 终究 突然 今年 去年 明年
 """.split())
 
@@ -116,8 +133,11 @@ def _is_said(match: re.Match[str], text: str) -> bool:
     before = text[:match.start()]
     if has_cjk(text):
         before = _CLAUSE_END.split(before)[-1]
-        return not _NOT_YET_ZH.search(before) and (
-            not _NO_LONGER_ZH.fullmatch(match.group()) or starts_a_word(text, match.start()))
+        if _NO_LONGER_ZH.fullmatch(match.group()) and (
+                _STOPS_TALKING_ZH.fullmatch(match.group()) or _NOT_A_NEGATION_ZH.match(match.group())
+                or not starts_a_word(text, match.start())):
+            return False
+        return not _NOT_YET_ZH.search(before)
     # "a retired symphony player", "the cancelled flight": a participle before a noun describes, it tells no change.
     return not _NOT_YET_EN.search(before) and not (match.group().endswith("ed") and _DETERMINER_EN.search(before))
 
@@ -145,13 +165,32 @@ def what_changed(text: str, beside: int = 1, moved: bool = False) -> str:
     """The part of a memory that says the change: each clause that holds a word of change, with the `beside`
     clauses just before and after it ("No soda! Thirty days clean." / "因为我调岗了！从ICU调到门诊了"). What else the
     message says ("搬过来两周了…再也不用挤地铁了" is about the commute, not the sister mentioned before) did not
-    change. `moved`: a clause that says a plan moved counts too."""
-    clauses = [c for c in _CLAUSE.split(text) if c.strip()]
+    change. `moved`: a clause that says a plan moved counts too. A clause that turns to another subject ("also",
+    "btw", 另外, 对了) is a border: "next march, after our ROM. also i moved out liao" changed where the user lives,
+    not the date of the wedding."""
+    clauses = [c.strip() for c in _CLAUSE.split(text) if c.strip()]
     cues = [_CHANGED_ZH, _MOVED_ZH] if has_cjk(text) else [_CHANGED_EN, _MOVED_EN]
     cues = cues if moved else cues[:1]
-    around = {j for i, clause in enumerate(clauses) if any(_says(cue, clause) for cue in cues)
-              for j in range(i - beside, i + beside + 1)}
-    return " ".join(clauses[j].strip() for j in sorted(around) if 0 <= j < len(clauses))
+    around: set[int] = set()
+    for i, clause in enumerate(clauses):
+        if not any(_says(cue, clause) for cue in cues):
+            continue
+        around.add(i)
+        for j in range(i - 1, i - beside - 1, -1):  # back to the clause that turned to this subject
+            if j < 0 or _TURNS_TO_ANOTHER.match(clauses[j + 1]):
+                break
+            around.add(j)
+        for j in range(i + 1, i + beside + 1):  # on to the clause that turns away from it
+            if j >= len(clauses) or _TURNS_TO_ANOTHER.match(clauses[j]):
+                break
+            around.add(j)
+    return " ".join(clauses[j] for j in sorted(around))
+
+
+# Words that open a clause on another subject than the one before (a closed class of discourse markers).
+_TURNS_TO_ANOTHER = re.compile(
+    r"(?:also|btw|by the way|anyway|anyways|oh and|and also|plus|in other news|unrelated|other than that)\b|"
+    r"另外|还有|還有|对了|對了|顺便|順便|话说|話說|同埋|仲有|另一件事", re.IGNORECASE)
 
 
 def asks_about_before(question: str) -> bool:
@@ -176,7 +215,15 @@ def topic_words(text: str, common: Callable[[str], bool]) -> set[str]:
     """The words of a memory that can tell what it is about: not stopwords, not generic, not common in the store,
     not a Chinese word of one function character (没, 不, 去: "三个礼拜没碰咖啡了" and "烦恼都没了" share no thing)."""
     return {w for w in _words(text)
-            if w not in GENERIC_WORDS and not common(w) and not (len(w) == 1 and w in _FUNCTION_CHARS)}
+            if w not in GENERIC_WORDS and not common(w) and not (len(w) == 1 and w in _FUNCTION_CHARS)
+            and not _particle(w)}
+
+
+def _particle(word: str) -> bool:
+    """A Latin word of one or two letters that names no relation: in the languages people mix into English chat these
+    are particles and prepositions (Taglish "sa", Singlish "la", "ah"), which two memories share whatever they say
+    ("no more traffic sa EDSA" changed nothing of "first week sa makati condo")."""
+    return len(word) <= 2 and word.isascii() and word.isalpha() and _relation(word) is None
 
 
 # Words for a person: kinship and roles ("表姐", "my boss"), each standing for its relation (妈 / 妈妈 / 母亲, "mom" /
@@ -254,9 +301,16 @@ def changed_subject(part: str, common: Callable[[str], bool]) -> set[str]:
     """The topic words of the part of a change that says it (what_changed), less the people it names unless the
     change is said of them: "kabir and I are done", "我表姐走了" change what was said of the person; in "my
     sister's wedding moved to June" / "表姐婚期改了" the wedding changed, and what the sister does for a living
-    still stands."""
+    still stands. What a clause of time names is when, not what ("考试那阵停了": the ukulele stopped during the
+    exams; the exam did not change)."""
+    part = _WHEN_ZH.sub(" ", part)
     people = people_in(part)
     return topic_words(part, common) - (people.kin - _said_of(part, people))
+
+
+# A Chinese phrase of time: a few characters before a word that makes them a time ("考试那阵", "住院那会儿",
+# "搬家的时候", "疫情期间").
+_WHEN_ZH = re.compile(r"[\u3400-\u9fff]{1,4}?(?:那阵子?|那会儿?|那段时间|那几天|期间|的时候)")
 
 
 def same_subject(new: set[str], old: set[str], joined: Callable[[str, str], bool] | None = None,
@@ -273,12 +327,14 @@ def same_subject(new: set[str], old: set[str], joined: Callable[[str, str], bool
 
 
 # Characters that say no subject on their own: function words, negations, numbers, units of time and count, verbs
-# that stand for any verb (做, 弄, 搞, 干), noun suffixes (子, 儿, 头: 肚子 and 孩子 share no thing). What is left
+# that stand for any verb (做, 弄, 搞, 干), the verb that names or bids anyone (叫: "好朋友叫果果", "他们叫我打扑克"),
+# noun suffixes (子, 儿, 头: 肚子 and 孩子 share no thing). What is left
 # of a Chinese word's characters names a thing (烟 in 抽烟 and 碰烟, 婚 in 婚礼 and 婚期).
 _FUNCTION_CHARS = frozenset(
     "的了着过吗呢吧啊呀哦嗯哈呗啦嘛么之而与及和跟同或是在也都就还又很太更最我你他她它们自己这那些么怎谁为"
     "把被给让对向从到以于上下里中个得地请能会可要想说问不没无别未非一二两三四五六七八九十百千万几半每各某"
-    "年月日天号周时分点次回遍多少大小老有人家去来做弄搞干啥子儿头")
+    "年月日天号周时分点次回遍多少大小老有人家去来做弄搞干啥子儿头叫"
+    "冇唔咗嘅喺佢哋啲咁")  # the same in Cantonese (冇 = 没, 咗 = 了, 嘅 = 的, 喺 = 在, 佢 = 他)
 
 
 def subject_marks(words: set[str]) -> set[str]:
@@ -432,11 +488,16 @@ COMMON_TOPIC_SHARE = 0.2
 COMMON_TOPIC_MIN_STORE = 50
 
 
-def common_words(store: MemoryIndex, texts: Sequence[str]) -> Callable[[str], bool]:
-    """`common(word)` for the words of these texts, from the store's document frequencies (one query)."""
+def common_words(store: MemoryIndex, texts: Sequence[str], addressee: str | None = None) -> Callable[[str], bool]:
+    """`common(word)` for the words of these texts, from the store's document frequencies (one query). The words of
+    the assistant's name (`addressee`, a client's char_name) count as common whatever their frequency: a companion's
+    user opens message after message with it ("小雪啊海南不去了" / "小雪 我这冬泳啊 算是告别了"), and it names no
+    subject the two share."""
     words = sorted({w for text in texts for w in _words(text)})
     frequencies, total = store.document_frequencies(words)
-    return lambda word: total >= COMMON_TOPIC_MIN_STORE and frequencies.get(word, 0) > COMMON_TOPIC_SHARE * total
+    named = _words(addressee) if addressee else set()
+    return lambda word: word in named or (
+        total >= COMMON_TOPIC_MIN_STORE and frequencies.get(word, 0) > COMMON_TOPIC_SHARE * total)
 
 
 def mark_changed(store: MemoryIndex, scope: Scope, records: Sequence[MemoryRecord], vectors: np.ndarray,
