@@ -22,7 +22,7 @@ from jiyi.errors import BackendUnavailable, InvalidInput
 from jiyi.llms.base import LLMTimeout
 from jiyi.llms.scripted import ScriptedLLM
 from jiyi.read_path import ReadSettings, said_then
-from jiyi.records import Category, Layer, Scope, StoredMessage, utcnow
+from jiyi.records import Category, Layer, Scope, SearchHit, StoredMessage, utcnow
 from jiyi.rerankers.http import HttpReranker
 from jiyi.stores.base import ScoredId
 from jiyi.stores.sqlite.store import SqliteStore
@@ -787,3 +787,24 @@ def test_a_question_whose_candidates_are_out_of_reach_gets_nothing_whatever_bar_
             assert [m["id"] for m in reminded["memories"]][:1] == ([illness] if gets else [])
             # /search does not read the floor.
             assert memory.search("我的狗几岁了", user_id="u")["results"][0]["id"] == corgi
+
+
+def test_a_question_naming_someone_of_the_users_graph_speaks_of_their_life(tmp_path: Path) -> None:
+    """A question not in the first person about a person or a pet the user told of ("汤圆最近打疫苗了没") is about
+    the user's life when the user's entity graph knows the name, however often the memories say it (a name in
+    many memories is no rare word); a name the graph does not know, the assistant's own name, or none, is not."""
+    said = ["我家猫叫汤圆，是只橘猫", "汤圆今天又把水杯打翻了", "汤圆昨天去打了第二针疫苗", "汤圆这个月胖了两斤",
+            "汤圆最爱吃冻干", "汤圆晚上老踩我肚子", "今天加班到九点", "周末去爬了香山"]
+    inner = AsyncMemory(build_store(f"sqlite:///{tmp_path / 'graph.db'}"), build_embedder("hashing"))
+    with Memory(_async=inner) as memory:
+        add_raw(memory, said)
+        read_path = inner.read_path
+        graph = read_path.store.current_graph("u")
+        assert [e.kind for e in graph.entities.values() if e.name == "汤圆"] == ["pet"]
+        assert read_path._names_someone_of_theirs("汤圆最近打疫苗了没", "u", None)
+        assert not read_path._names_someone_of_theirs("汤圆最近打疫苗了没", "u", "汤圆")  # the assistant's name
+        assert not read_path._names_someone_of_theirs("馒头最近打疫苗了没", "u", None)
+        assert not read_path._names_someone_of_theirs("汤圆最近打疫苗了没", "someone else", None)
+        hits = [SearchHit(r, 0.6, {}, 0.6) for r in read_path.store.list_records(Scope("u"))]
+        assert read_path._speaks_of_what_it_knows("汤圆最近咋样了", hits, "u")
+        assert not read_path._speaks_of_what_it_knows("汤圆最近咋样了", hits, None)  # in 6 memories: no rare word

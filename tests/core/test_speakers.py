@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from jiyi.core.speakers import named_in, other_speakers, receives, speaker_of, whose_words
+from jiyi.core.speakers import named_in, other_speakers, receives, speaker_of, whose_words, written_as_names
 from jiyi.records import Category, MemoryRecord, Scope, SourceRef
 
 SCOPE = Scope("u")
@@ -143,3 +143,14 @@ def test_searches_over_many_speakers_compile_no_pattern_twice(monkeypatch: pytes
     for _ in range(3):
         assert other_speakers(query, records) == set(records) - {"m0"}
     assert compiled == []
+
+
+def test_a_lowercase_name_is_known_by_how_the_memories_write_it() -> None:
+    records = [said("darren and me went to the hawker centre"),
+               said("What does Darren think? And did you tell Mum?", role="assistant"),
+               said("See you on Monday then. Christmas is close.", role="assistant")]
+    assert written_as_names("darren what job ah?", records) == {"darren"}
+    # words the memories capitalise only at a sentence's start, or that look like names and are not, are no names
+    assert written_as_names("what do you think about monday and christmas?", records) == set()
+    assert written_as_names("see you soon", records) == set()
+    assert written_as_names("Darren what job ah?", records) == set()  # capitalised: names_someone's part

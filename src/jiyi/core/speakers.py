@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from jiyi.core.messages import speaker_prefix
+from jiyi.core.not_names import not_a_name_en
 from jiyi.records import Category, MemoryRecord
 from jiyi.text import has_cjk
 
@@ -126,6 +127,26 @@ def whose_words(query: str, speakers: Iterable[str]) -> set[str]:
 
 # A name as a question writes it: capitalised where a sentence does not start (nor "I"), letters only.
 _CAPITALISED = re.compile(r"(?<=[^.!?。！？\s][\s,，])([A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?)\b|^([A-Z][a-z]+)(?=[,，]|'s)")
+
+
+def written_as_names(query: str, records: Iterable[MemoryRecord]) -> set[str]:
+    """The words of an English query written in lowercase that the records write as a name, capitalised inside a
+    sentence ("darren what job ah?" / "What does Darren think?"), less the words that look like names and are not
+    (not_names.json: days, months, holidays …). Casefolded."""
+    words = {w for w in _LOWERCASE_WORD.findall(query) if not not_a_name_en(w)}
+    if not words:
+        return set()
+    written: set[str] = set()
+    for record in records:
+        if has_cjk(record.content):
+            continue
+        written |= {name.casefold() for a, b in _CAPITALISED.findall(record.content) if (name := a or b)}
+        if words <= written:
+            break
+    return words & written
+
+
+_LOWERCASE_WORD = re.compile(r"\b[a-z]{3,}\b")
 
 
 def names_someone(query: str, records: Iterable[MemoryRecord]) -> set[str]:
