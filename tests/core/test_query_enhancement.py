@@ -5,7 +5,7 @@ import json
 import pytest
 
 from jiyi.core.injection import MEMORY_HEADER, inject, memory_block
-from jiyi.core.intent import asks_for_advice, asks_something, asks_to_be_reminded, names_what_advice_is_for
+from jiyi.core.intent import asks_for_advice, asks_something, asks_to_be_reminded, greets, names_what_advice_is_for
 from jiyi.core.messages import ChatMessage
 from jiyi.core.query_enhancement import (
     QUESTION_LABEL,
@@ -15,6 +15,7 @@ from jiyi.core.query_enhancement import (
     recent_conversation,
     rewrite_input,
 )
+from jiyi.text import query_terms
 
 CHAT = [
     ChatMessage("system", "你是小林"),
@@ -93,7 +94,8 @@ def test_requests_for_advice_are_recognised(query: str) -> None:
 @pytest.mark.parametrize("query", ["你今天有什么不一样？", "我妹妹叫什么来着", "When did I move to Shanghai?",
                                    "哈哈好的", "我周末去哪了", "人死了以后会去哪", "我昨天买了什么",
                                    "推荐我吃泰式咖喱的人是谁", "Who recommended the pizza?",
-                                   "你吃了啥", "我昨天做了啥", "路上注意安全", "哪天好呢我看看"])
+                                   "你吃了啥", "我昨天做了啥", "路上注意安全", "哪天好呢我看看",
+                                   "我大学读的什么专业来着？", "我岳父是做什么工作的？"])
 def test_other_questions_are_not_requests_for_advice(query: str) -> None:
     assert not asks_for_advice(query)
 
@@ -170,3 +172,9 @@ def test_a_request_for_advice_names_what_it_is_for_or_only_asks() -> None:
         assert asks_for_advice(named) and names_what_advice_is_for(named), named
     for bare in ["有啥办法没？", "你有什么建议吗", "any suggestions?", "怎么办啊"]:
         assert asks_for_advice(bare) and not names_what_advice_is_for(bare), bare
+
+
+def test_fillers_of_chat_are_small_talk_words() -> None:
+    assert [w for w in query_terms("nova ur goated fr pls tell me a joke yaar lah") if not greets(w)] == [
+        "nova", "goat", "tell", "joke"]
+    assert not greets("汤圆") and not greets("violin")

@@ -16,7 +16,8 @@ from jiyi.filters import Node, parse_filters
 from jiyi.text import ENGLISH_STOPWORDS, has_cjk, query_terms
 
 _ADVICE_ZH = re.compile(
-    r"推荐|建议|介绍[一几]?[个家款部本首]|[吃喝玩买送穿看听读做点](?![了过])[^，。？！,.?!]{0,4}(?:什么|啥)|"
+    # Not a fact asked in the past or with 是…的: 读的什么专业, 是做什么工作的.
+    r"推荐|建议|介绍[一几]?[个家款部本首]|(?<!是)[吃喝玩买送穿看听读做点](?![了过的])[^，。？！,.?!]{0,4}(?:什么|啥)|"
     # "where to go" asks for advice when it is a plan (该/想/可以去哪, 去哪玩/吃/比较好), not a fact (我昨天去哪了,
     # 人死了会去哪)
     r"(?:该|应该|要|可以|能|想)去哪|去哪[里儿]?(?:玩|吃|逛|旅[游行]|度假|约会|过|比较好|好)|"
@@ -207,13 +208,20 @@ GREETINGS = frozenset(query_terms(
     "好哒 好滴 么么哒 笑死 哈哈哈哈"))
 
 
+# The fillers of chat, which say nothing of what a message is about ("nova ur goated fr", "pls tell me a joke"), and
+# the particles of the languages mixed into English chat (Singlish "lah", Hinglish "yaar").
+CHAT_FILLERS = frozenset(query_terms(
+    "pls plz please fr frfr ngl tbh idk imo btw rn ya yeah yep yup nah nope ok okay kk bro bruh dude lowkey "
+    "literally basically honestly srsly smh tho yaar lah leh lor liao meh sia hor"))
 _DRAWN_OUT = re.compile(r"(\w)\1{2,}")  # "hiii", "heyyy", "soooo"
 
 
 def greets(word: str) -> bool:
-    """Whether a word (as jiyi.text analyses it) is one of greeting or small talk, drawn out or not ("heyyy")."""
+    """Whether a word (as jiyi.text analyses it) is one of greeting or small talk, drawn out or not ("heyyy"): a
+    greeting, a filler of chat, a stop word, or a Latin word of one or two letters ("ur", "ya", "la")."""
     forms = {word, _DRAWN_OUT.sub(r"\1", word), _DRAWN_OUT.sub(r"\1\1", word)}
-    return not forms.isdisjoint(GREETINGS) or not forms.isdisjoint(ENGLISH_STOPWORDS)
+    return (not forms.isdisjoint(GREETINGS) or not forms.isdisjoint(CHAT_FILLERS)
+            or not forms.isdisjoint(ENGLISH_STOPWORDS) or (len(word) <= 2 and word.isascii() and word.isalpha()))
 
 
 def asks_about_the_user(query: str) -> bool:
