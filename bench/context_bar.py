@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,11 @@ async def collect_user(memory: AsyncMemory, clock: SimulatedClock, user: dict[st
     return rows
 
 
-async def collect(split: str, stores: Path, languages: list[str]) -> list[dict[str, Any]]:
+PerUser = Callable[[AsyncMemory, SimulatedClock, dict[str, Any]], Awaitable[list[dict[str, Any]]]]
+
+
+async def each_user(split: str, stores: Path, languages: list[str], per_user: PerUser) -> list[dict[str, Any]]:
+    """`per_user`'s rows for each user of the split, read from the stores bench/context.py built."""
     embedder = build_embedder("e5")
     rows: list[dict[str, Any]] = []
     for lang in languages:
@@ -76,10 +81,14 @@ async def collect(split: str, stores: Path, languages: list[str]) -> list[dict[s
             memory = AsyncMemory(build_store(f"sqlite:///{path}"), embedder, clock=clock,
                                  read_settings=ReadSettings(refresh_access=False))
             try:
-                rows += await collect_user(memory, clock, user)
+                rows += await per_user(memory, clock, user)
             finally:
                 await memory.close()
     return rows
+
+
+async def collect(split: str, stores: Path, languages: list[str]) -> list[dict[str, Any]]:
+    return await each_user(split, stores, languages, collect_user)
 
 
 def auc(positive: np.ndarray, negative: np.ndarray) -> float:

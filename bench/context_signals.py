@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from context import SimulatedClock, judge, load
-from jiyi import build_embedder, build_store
+from context import SimulatedClock, judge
+from context_bar import each_user
 from jiyi.core import answer_kinds
 from jiyi.core.intent import asks_something, asks_to_be_reminded
 from jiyi.core.lexicon import Lexicon
@@ -27,7 +27,7 @@ from jiyi.core.messages import ChatMessage
 from jiyi.core.relevance_bar import cosine, language, scaled
 from jiyi.core.retrieval import _indexed_words
 from jiyi.memory import AsyncMemory
-from jiyi.read_path import ReadSettings, RecallRequest
+from jiyi.read_path import RecallRequest
 from jiyi.records import Scope
 from jiyi.text import normalize, query_terms
 
@@ -77,21 +77,7 @@ async def collect_user(memory: AsyncMemory, clock: SimulatedClock, user: dict[st
 
 
 async def collect(split: str, stores: Path, languages: list[str]) -> list[dict[str, Any]]:
-    embedder = build_embedder("e5")
-    rows: list[dict[str, Any]] = []
-    for lang in languages:
-        for user in load(lang, split):
-            path = stores / f"{user['user_id']}.db"
-            if not path.exists():
-                raise SystemExit(f"{path} is missing: run bench/context.py --stores {stores} first")
-            clock = SimulatedClock()
-            memory = AsyncMemory(build_store(f"sqlite:///{path}"), embedder, clock=clock,
-                                 read_settings=ReadSettings(refresh_access=False))
-            try:
-                rows += await collect_user(memory, clock, user)
-            finally:
-                await memory.close()
-    return rows
+    return await each_user(split, stores, languages, collect_user)
 
 
 def main() -> None:
