@@ -4,6 +4,7 @@ commit's, and every hit compared — id, score, relevance and explain details, i
 
     .venv/bin/python bench/same_results.py --baseline HEAD~1                # 2k and 10k memories, 500 queries each
     .venv/bin/python bench/same_results.py --baseline 8aedd5e --memories 2000 --queries 100
+    .venv/bin/python bench/same_results.py --baseline HEAD~1 --stores /tmp/ctx/*.db    # stores of real conversations
 
 For a change meant to make a search cheaper, not different (issue 28): bench/throughput.py says how much cheaper,
 this says nothing else moved. LoCoMo (bench/locomo.py) says what a change of ranking does; this one needs no model
@@ -15,6 +16,10 @@ How:
   top_k 5, 10 or 20; explain on every fourth. Seeded, so every run asks the same.
 - Their vectors are embedded once here and handed to both sides: the model is not what is compared. `now` is fixed.
 - Each side runs in a process of its own with its `src/` first on the path (a temporary worktree for the baseline).
+- `--stores`: any store files instead, such as bench/context.py's per-user ones (`--stores DIR`: facts, kept messages
+  and replies, episodes, entity graphs, which the seeded stores have none of), each searched in every user's scope it
+  holds with queries made of that user's memories (some of their words, a whole memory, one of QUESTIONS), and the
+  hits of each search counted as reviewed (record_access) before the next, as the read path does.
 """
 
 from __future__ import annotations
@@ -55,7 +60,8 @@ def queries(n: int) -> list[str]:
 
 
 def search_all(store_path: str, queries_path: str, vectors_path: str, out_path: str) -> None:
-    """In the child: every query searched with the code first on this process's path."""
+    """In the child: every query searched with the code first on this process's path. The queries file: the user of
+    each search and its query, and whether to count each search's hits as reviewed."""
     from datetime import datetime
 
     import numpy as np
@@ -64,27 +70,59 @@ def search_all(store_path: str, queries_path: str, vectors_path: str, out_path: 
     from jiyi.core.retrieval import RetrievalSettings, SearchRequest, hybrid_search
     from jiyi.records import Scope
 
-    asked = json.loads(Path(queries_path).read_text(encoding="utf-8"))
+    plan = json.loads(Path(queries_path).read_text(encoding="utf-8"))
     vectors = np.load(vectors_path)
     embedder = build_embedder("e5")  # its calibration; the vectors are given
     store = build_store(f"sqlite:///{store_path}")
     now = datetime.fromisoformat(NOW)
     found = []
-    for i, (query, vector) in enumerate(zip(asked, vectors, strict=True)):
-        request = SearchRequest(query, Scope("load"), top_k=(5, 10, 20)[i % 3], now=now, explain=i % 4 == 0)
+    for i, ((user_id, query), vector) in enumerate(zip(plan["searches"], vectors, strict=True)):
+        request = SearchRequest(query, Scope(user_id), top_k=(5, 10, 20)[i % 3], now=now, explain=i % 4 == 0)
         retrieval = hybrid_search(store, embedder, request, RetrievalSettings(), query_vector=vector)
         found.append([[hit.record.id, hit.score, hit.relevance, json.dumps(hit.details, sort_keys=True, default=str)]
                       for hit in retrieval.hits])
+        if plan["refresh"]:
+            store.record_access([hit.record.id for hit in retrieval.hits], now)
     Path(out_path).write_text(json.dumps(found), encoding="utf-8")
 
 
-def run_side(src: Path, store: Path, work: Path, name: str) -> list[Any]:
+def store_queries(path: Path, per_user: int) -> list[list[str]]:
+    """[user, query] for every user of a store file: some words of one of their memories, a whole memory, or one of
+    QUESTIONS with a word of theirs (seeded by the file's name)."""
+    import sqlite3
+
+    from jiyi.text import query_terms
+
+    pick = random.Random(path.name)
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT user_id, content FROM memories WHERE deleted_at IS NULL AND user_id IS NOT NULL "
+                          "ORDER BY rowid").fetchall()
+    finally:
+        db.close()
+    texts: dict[str, list[str]] = {}
+    for user_id, content in rows:
+        texts.setdefault(user_id, []).append(content)
+    searches = []
+    for user_id, contents in texts.items():
+        for i in range(per_user):
+            text = pick.choice(contents)
+            words = query_terms(text) or [text]
+            kind = i % 4
+            query = (text if kind == 0 else f"{pick.choice(QUESTIONS)} {pick.choice(words)}" if kind == 1
+                     else " ".join(pick.sample(words, min(len(words), pick.randint(1, 4)))))
+            searches.append([user_id, query])
+    return searches
+
+
+def run_side(src: Path, store: Path, work: Path, name: str, queries: str = "queries.json",
+             vectors: str = "vectors.npy") -> list[Any]:
     copy = work / f"{name}.db"
     shutil.copy(store, copy)
     out = work / f"{name}.json"
     env = {**os.environ, "PYTHONPATH": str(src)}
-    subprocess.run([sys.executable, __file__, "--child", str(copy), str(work / "queries.json"),
-                    str(work / "vectors.npy"), str(out)], check=True, env=env, cwd=ROOT / "bench")
+    subprocess.run([sys.executable, __file__, "--child", str(copy), str(work / queries), str(work / vectors),
+                    str(out)], check=True, env=env, cwd=ROOT / "bench")
     result: list[Any] = json.loads(out.read_text(encoding="utf-8"))
     return result
 
@@ -97,7 +135,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", metavar="REV", help="the commit to compare this working tree with")
     parser.add_argument("--memories", type=int, nargs="+", default=[2000, 10000])
-    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--queries", type=int, default=500, help="per store size; with --stores, per user")
+    parser.add_argument("--stores", type=Path, nargs="+", help="store files to search instead of the seeded ones")
     parser.add_argument("--child", nargs=4, metavar=("STORE", "QUERIES", "VECTORS", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -110,14 +149,32 @@ def main() -> int:
 
     from jiyi.embedders import build_embedder
 
+    embedder = build_embedder("e5")
     asked = queries(args.queries)
     differing = 0
     with ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="jiyi-same-")))
-        (work / "queries.json").write_text(json.dumps(asked, ensure_ascii=False), encoding="utf-8")
-        np.save(work / "vectors.npy", np.asarray(build_embedder("e5").embed_queries(asked), dtype=np.float32))
         baseline = commit_of(args.baseline)
         baseline_src = stack.enter_context(checkout(args.baseline))
+        if args.stores:
+            for i, path in enumerate(args.stores):
+                plan = store_queries(path, args.queries)
+                (work / f"plan-{i}.json").write_text(json.dumps({"searches": plan, "refresh": True},
+                                                                ensure_ascii=False), encoding="utf-8")
+                np.save(work / f"vectors-{i}.npy",
+                        np.asarray(embedder.embed_queries([query for _, query in plan]), dtype=np.float32))
+                before = run_side(baseline_src, path, work, f"baseline-{i}", f"plan-{i}.json", f"vectors-{i}.npy")
+                after = run_side(ROOT / "src", path, work, f"head-{i}", f"plan-{i}.json", f"vectors-{i}.npy")
+                changed = [k for k, (old, new) in enumerate(zip(before, after, strict=True)) if old != new]
+                differing += len(changed)
+                print(f"{path.name}: {len(plan)} queries, {sum(map(len, before))} hits at {baseline}; "
+                      f"{len(changed)} differ in this working tree", flush=True)
+                for k in changed[:5]:
+                    print(f"  {plan[k]!r}\n    {baseline}: {_brief(before[k])}\n    here: {_brief(after[k])}")
+            return 1 if differing else 0
+        (work / "queries.json").write_text(json.dumps({"searches": [["load", query] for query in asked],
+                                                       "refresh": False}, ensure_ascii=False), encoding="utf-8")
+        np.save(work / "vectors.npy", np.asarray(embedder.embed_queries(asked), dtype=np.float32))
         for n in args.memories:
             store = seeded_store(n, baseline, baseline_src)
             before = run_side(baseline_src, store, work, f"baseline-{n}")

@@ -134,7 +134,11 @@ def analyze_for_index(text: str) -> IndexedText:
 
 def query_terms(text: str) -> list[str]:
     """Distinct query words in first-seen order."""
-    seen: dict[str, None] = {}
-    for token in segment(text):
-        seen.setdefault(token, None)
-    return list(seen)
+    return list(_query_terms(text))
+
+
+@lru_cache(maxsize=1024)
+def _query_terms(text: str) -> tuple[str, ...]:
+    # A search segments its query several times (the keyword path, the messages a fact covers, the intent rules):
+    # jieba once. A tuple of strings: the garbage collector does not track it.
+    return tuple(dict.fromkeys(segment(text)))

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from datetime import timedelta
+import math
+from datetime import datetime, timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jiyi.core.forgetting import ForgettingCurve
+from jiyi.core.forgetting import SECONDS_PER_DAY, ForgettingCurve, last_reinforced
 from jiyi.core.ranking import RankingWeights
 from jiyi.records import Category, MemoryRecord, MemoryType, Scope, utcnow
 
@@ -69,3 +70,29 @@ def test_weights_must_leave_relevance_in_charge() -> None:
         assert "at most 1" in str(exc)
     else:
         raise AssertionError("weights summing over 1 were accepted")
+
+
+def _reference_retention(record: MemoryRecord, now: datetime) -> float:
+    """ForgettingCurve.retention as it was written before it spelled strength() and last_reinforced() out."""
+    if record.category in curve.lasting_categories:
+        return 1.0
+    days = max((now - last_reinforced(record)).total_seconds(), 0.0) / SECONDS_PER_DAY
+    return math.exp(-days / curve.strength(record))
+
+
+_MOMENTS = st.one_of(st.none(), st.floats(-30, 400).map(lambda days: NOW - timedelta(days=days)))
+
+
+@given(st.floats(-30, 400), _MOMENTS, _MOMENTS, _MOMENTS, st.floats(-1, 4), st.integers(-3, 60),
+       st.sampled_from(list(MemoryType)), st.sampled_from(list(Category)), st.floats(0, 1))
+def test_the_read_path_s_weighing_is_the_explained_one_to_the_bit(
+        days_old: float, updated: datetime | None, accessed: datetime | None, happened: datetime | None,
+        importance: float, reviews: int, kind: MemoryType, category: Category, relevance: float) -> None:
+    """weighed() (the score alone, the read path's) is weigh()'s score, and retention() the curve as first written,
+    bit for bit: same factors, same operations in the same order. Times in the future (an event to come), negative
+    importance and access counts included."""
+    weights = RankingWeights()
+    one = record(days_old, updated_at=updated, last_accessed_at=accessed, event_time=happened,
+                 importance=importance, access_count=reviews, memory_type=kind, category=category)
+    assert curve.retention(one, NOW) == _reference_retention(one, NOW)
+    assert weights.weighed(relevance, one, NOW) == weights.weigh(relevance, one, NOW)[0]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+import random
+
 from jiyi.core.lexicon import CONCEPT_CREDIT, Lexicon, build_lexicon, lexicon
 from jiyi.core.retrieval import _held, _indexed_words
-from jiyi.text import normalize, query_terms
+from jiyi.text import has_cjk, normalize, query_terms
 
 
 def reached(question: str) -> dict[str, dict[str, float]]:
@@ -81,3 +84,51 @@ def test_a_word_set_finds_exactly_what_holds_finds_word_by_word() -> None:
             assert word_set.held_by(words, text) == expected, (memory, chosen)
             outcomes.append(expected)
     assert 0.2 < sum(outcomes) / len(outcomes) < 0.8  # both answers were put to the test
+
+
+def _reference_reach(words: Lexicon, question: str, terms: list[str]) -> dict[str, dict[str, float]]:
+    """Lexicon.reach as it was written before it added each (term, word) once and copied a first word's reach whole."""
+    found: dict[str, dict[str, float]] = {}
+
+    def add(term: str, word: str) -> None:
+        met = found.setdefault(term, {})
+        for other, credit in words.reaches[word].items():
+            if other != term and met.get(other, 0.0) < credit:
+                met[other] = credit
+
+    for term in terms:
+        if term in words.reaches:
+            add(term, term)
+    for first, second in itertools.pairwise(terms):
+        if (phrase := f"{first} {second}") in words.reaches:
+            add(first, phrase)
+            add(second, phrase)
+    for word in words.cjk_words_in(normalize(question).replace(" ", "")):
+        for term in terms:
+            if has_cjk(term) and (term in word or word in term):
+                add(term, word)
+    return found
+
+
+def test_reach_is_what_it_always_was_in_its_order() -> None:
+    """The words each term meets, their credits and their order (the keyword path searches them in that order)."""
+    words = lexicon()
+    pick = random.Random(3)
+    known = sorted(words.reaches)
+    questions = ["猫 医生", "我最近身体有什么状况吗？", "老是掉头发", "What musical instrument do I play?",
+                 "医生说我失眠了，晚上睡不着", "my sister's children went to the doctor", "我妈妈的生日是什么时候"]
+    questions += [" ".join(pick.choice(known) for _ in range(pick.randint(1, 5))) for _ in range(300)]
+    questions += ["".join(pick.choice(words.cjk_words) for _ in range(pick.randint(1, 3))) for _ in range(300)]
+    for question in questions:
+        terms = query_terms(question)
+        found = words.reach(question, terms)
+        expected = _reference_reach(words, question, terms)
+        assert found == expected and list(found) == list(expected), question
+        assert all(list(found[term].items()) == list(expected[term].items()) for term in found), question
+
+
+def test_a_lexicon_with_credits_of_zero_still_reaches_as_written() -> None:
+    """reach() copies a word's reach whole only when every credit is above 0 (build_lexicon makes no other)."""
+    words = Lexicon({"a": {"b": 0.0, "c": 0.8}, "c": {"a": 0.8}}, (), {})
+    assert words.reach("a c", ["a", "c"]) == _reference_reach(words, "a c", ["a", "c"]) == {"a": {"c": 0.8},
+                                                                                          "c": {"a": 0.8}}

@@ -14,7 +14,7 @@ import pytest
 
 from jiyi import build_embedder
 from jiyi.records import Event, HistoryEvent, MemoryRecord, Scope
-from jiyi.stores.sqlite import SqliteStore
+from jiyi.stores.sqlite import SqliteStore, scope_keywords
 from jiyi.stores.sqlite import store as sqlite_store
 from jiyi.stores.sqlite.scope_keywords import IndexedRow, ScopeKeywords, fts_tokens
 
@@ -171,3 +171,52 @@ def test_an_index_built_while_a_write_lands_is_not_kept(store: SqliteStore, monk
     assert len(store.keyword_search(ann, ["上海"], 10)) == 2
     assert ann in store._keywords
     _same(store, ann, [["上海"], ["妈妈", "coffee"]])
+
+
+def test_what_an_index_keeps_between_searches_changes_no_score(store: SqliteStore,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index keeps what its searches work out from its rows alone (ScopeKeywords.kept: arrays of its columns, bm25's
+    length terms, where the newest rows of common words begin, longer phrases' rows; phrase_scores: common phrases'
+    scores): the very ranking and scores as working each out anew, search after search, between writes of every
+    kind (which also move the store's averages and IDFs)."""
+    monkeypatch.setattr(sqlite_store, "KEYWORD_COMMON_ROWS", 15)
+    monkeypatch.setattr(scope_keywords, "KEPT_SCORES_ROWS", 1)  # every phrase's scores kept
+    rng = random.Random(8)
+    ann = Scope("ann")
+    records = _add(store, [_text(rng) for _ in range(150)], ann)
+    queries = [*_queries(rng, 12), ["上海咖啡"], ["咖啡", "上海"]]
+
+    def searched() -> None:
+        for terms in queries:
+            for include_expired in (False, True):
+                kept = store.keyword_search(ann, terms, 20, include_expired=include_expired)
+                with monkeypatch.context() as anew:
+                    anew.setattr(ScopeKeywords, "kept", lambda self, key, make: make())
+                    anew.setattr(scope_keywords, "KEPT_SCORES_ROWS", 10**9)
+                    again = store.keyword_search(ann, terms, 20, include_expired=include_expired)
+                assert [(h.memory_id, h.score) for h in kept] == [(h.memory_id, h.score) for h in again], terms
+
+    [other] = _add(store, ["zz"], Scope("bo"))
+    now = datetime.now(UTC)
+    for i, record in enumerate(records[:30]):
+        searched()
+        # Another user's memories: the store's average size moves (with the IDFs the same: words no query has), then
+        # the IDFs too; this scope's rows stay.
+        other.content = " ".join(["zz"] * (i % 7 + 1))
+        store.update(other, EMBEDDER.embed_documents([other.content])[0], None)
+        searched()
+        _add(store, [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12)))], Scope("bo"))
+        searched()
+        action = i % 4
+        if action == 0:
+            record.content = _text(rng)
+            store.update(record, EMBEDDER.embed_documents([record.content])[0], None)
+        elif action == 1:
+            record.expiration_date = now - timedelta(days=1)
+            store.update(record, None, None)
+        elif action == 2:
+            store.soft_delete(record.id, "test", HistoryEvent(record.id, Event.DELETE, record.content, None), now)
+        else:
+            _add(store, [_text(rng) for _ in range(3)], ann)
+    searched()
+    assert store._keywords.get(ann) is not None  # the in-memory index answered, kept and changed in place

@@ -6,7 +6,7 @@ import sqlite3
 import subprocess
 import sys
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -251,6 +251,70 @@ def test_a_category_filter_on_vectors_finds_what_the_sql_filter_finds(tmp_path: 
         found = {h.memory_id for h in store.vector_search(scope, np.array([1, 0], np.float32), 50, where)}
         assert found == expected
     store.close()
+
+
+def test_vector_search_leaves_out_an_expiry_mask_only_while_no_memory_has_expired(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the scope's earliest expiry is still to come, vector search ranks a category filter's kept rows
+    (category_rows) without an expiry mask: the very answers the masks give (the same rows partitioned, so the same
+    pick among ties), before a memory's expiry passes and after, with every filter, with and without the expired."""
+    from jiyi.filters import parse_filters
+    from jiyi.records import Category
+    from jiyi.stores.sqlite import store as sqlite_store
+
+    store = SqliteStore(tmp_path / "expiring.db")
+    store.bind_embedding("test", 2)
+    scope = Scope("u")
+    start = datetime.now(UTC)
+    rng = np.random.default_rng(7)
+    kinds = [Category.FACT, Category.MESSAGE, Category.CORE, Category.EPISODE]
+    records = [MemoryRecord(f"memory {i}", scope, category=kinds[i % 4],
+                            expiration_date=start + timedelta(hours=1) if i % 5 == 0 else None) for i in range(60)]
+    store.insert(records, np.round(rng.random((60, 2)), 1).astype(np.float32), [])  # rounded: many ties
+    query = np.array([0.6, 0.8], dtype=np.float32)
+    filters = [None, *(parse_filters(f) for f in ({"jiyi.category": "message"}, {"jiyi.category": {"ne": "message"}},
+                                                    {"jiyi.category": {"in": ["core", "system"]}}))]
+
+    class Later(datetime):
+        moment = start
+
+        @classmethod
+        def now(cls, tz: object = None) -> datetime:  # type: ignore[override]
+            return cls.moment
+
+    def searches() -> list[list[tuple[str, float]]]:
+        return [[(h.memory_id, h.score) for h in store.vector_search(scope, query, 7, where, include_expired)]
+                for where in filters for include_expired in (False, True)]
+
+    monkeypatch.setattr(sqlite_store, "datetime", Later)
+    for moment, expired in ((start, 0), (start + timedelta(hours=2), 12)):  # before the expiry, then after it
+        Later.moment = moment
+        found = searches()
+        with monkeypatch.context() as masks:  # the masks' way, every time
+            masks.setattr(sqlite_store._ScopeVectors, "earliest_expiry", lambda self: float("-inf"))
+            masks.setattr(sqlite_store._ScopeVectors, "category_rows", lambda self, where: None)
+            assert searches() == found
+        assert len(store.vector_search(scope, query, 60)) == 60 - expired
+    Later.moment = start
+    late = MemoryRecord("memory late", scope, category=Category.MESSAGE, expiration_date=start - timedelta(days=1))
+    store.insert([late], np.array([[0.6, 0.8]], dtype=np.float32), [])  # the best match, expired: never found
+    assert late.id not in {h.memory_id for h in store.vector_search(scope, query, 7, filters[1])}
+    assert late.id in {h.memory_id for h in store.vector_search(scope, query, 7, filters[1], include_expired=True)}
+    store.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_smallest_values_come_as_a_stable_sort_has_them(seed: int) -> None:
+    """keyword search's selection of its best matches (_stable_smallest) is a whole stable sort's first `limit`,
+    ties (frequent among bm25 scores) in their order."""
+    from jiyi.stores.sqlite.store import _stable_smallest
+
+    rng = np.random.default_rng(seed)
+    for _ in range(500):
+        n, limit = int(rng.integers(0, 300)), int(rng.integers(0, 40))
+        values = [rng.random(n), np.round(rng.random(n), 1) - 0.5, rng.integers(-2, 2, n).astype(float),
+                  np.where(rng.random(n) < 0.5, -0.0, 0.0)][int(rng.integers(0, 4))]
+        assert np.array_equal(_stable_smallest(values, limit), np.argsort(values, kind="stable")[:limit])
 
 
 def test_a_word_in_very_many_memories_ranks_only_its_newest_ones_and_rare_words_all_of_theirs(

@@ -44,8 +44,22 @@ class ForgettingCurve:
         """In (0, 1]; 1 for a memory formed or reviewed just now, and always for system and core memories."""
         if record.category in self.lasting_categories:  # as in strength(): the member, not its .value
             return 1.0
-        days = max((now - last_reinforced(record)).total_seconds(), 0.0) / SECONDS_PER_DAY
-        return math.exp(-days / self.strength(record))
+        # exp(-days since last_reinforced(record) / strength(record)), both written out here, the same operations in
+        # the same order (max(x, 0) as a comparison, which keeps x unless 0 > x, as max() does): the read path asks
+        # it of some 60 candidates a search, and the two calls and four max()/min() took 0.6 of its 1.5 us.
+        latest = record.created_at
+        for moment in (record.updated_at, record.last_accessed_at):
+            if moment is not None and moment > latest:
+                latest = moment
+        seconds = (now - latest).total_seconds()
+        days = (0.0 if seconds < 0.0 else seconds) / SECONDS_PER_DAY
+        importance, reviews = record.importance, record.access_count
+        strength = (self.base_strength + self.importance_factor * (0.0 if importance < 0.0 else importance)
+                    + self.review_bonus * (0 if reviews < 0 else reviews))
+        strength *= self.type_factors.get(record.memory_type, 1.0)
+        if strength > self.max_strength:
+            strength = self.max_strength
+        return math.exp(-days / strength)
 
 
 def last_reinforced(record: MemoryRecord) -> datetime:

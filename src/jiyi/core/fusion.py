@@ -64,11 +64,20 @@ def fused_scores(
     weights = weights or {}
     total_weight = norm or sum(weights.get(path, 1.0) for path in ranked) or 1.0
     scores: dict[str, float] = {}
+    get = scores.get
+    above = k + 1
     for path, hits in ranked.items():
         weight = weights.get(path, 1.0)
-        for rank, hit in enumerate(hits, start=1):
-            relevance = min(max(hit.relevance, 0.0), 1.0)
-            scores[hit.memory_id] = scores.get(hit.memory_id, 0.0) + _share(weight, relevance, k, rank, total_weight)
+        # _share() spelled out, the same operations in the same order: this runs for every hit of every path, three
+        # times a search. `below` is k + rank; the relevance is clamped to [0, 1] as min(max(r, 0.0), 1.0) does.
+        for below, hit in enumerate(hits, start=above):
+            relevance = hit.relevance
+            if relevance < 0.0:
+                relevance = 0.0
+            elif relevance > 1.0:
+                relevance = 1.0
+            memory_id = hit.memory_id
+            scores[memory_id] = get(memory_id, 0.0) + weight * relevance * above / below / total_weight
     capped = [(memory_id, min(score, 1.0)) for memory_id, score in scores.items()]
     return dict(sorted(capped, key=lambda item: (-item[1], item[0])))  # in fuse()'s order: callers may iterate
 

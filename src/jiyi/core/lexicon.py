@@ -54,10 +54,14 @@ class Lexicon:
     # of testing each of the ~4,200 words against the question (0.7 ms of every search's CPU).
     _cjk_order: dict[str, int] = field(init=False, repr=False, compare=False)
     _cjk_lengths: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    # Whether every credit is above 0 (build_lexicon makes no other): reach() then copies a word's reach whole.
+    _credits_positive: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_cjk_order", {word: index for index, word in enumerate(self.cjk_words)})
         object.__setattr__(self, "_cjk_lengths", tuple(sorted({len(word) for word in self.cjk_words})))
+        object.__setattr__(self, "_credits_positive",
+                           all(credit > 0.0 for met in self.reaches.values() for credit in met.values()))
 
     def cjk_words_in(self, text: str) -> list[str]:
         """The lexicon's Chinese words found in `text` as substrings, in cjk_words' order (longest first)."""
@@ -80,9 +84,22 @@ class Lexicon:
         ("musical instrument"), and for a Chinese lexicon word found in the question's text that holds it or that
         it holds (jieba cuts 我最近身体 into 最近 / 身体, and 掉头发 as 掉 / 头发)."""
         found: dict[str, dict[str, float]] = {}
+        added: set[tuple[str, str]] = set()
 
         def add(term: str, word: str) -> None:
-            met = found.setdefault(term, {})
+            # A head word reaches its whole concept (猫, 医生: ~300 words), and a term is often added the same word
+            # twice (医生 as a term, then as a Chinese word of the question): once is enough, adding it again changes
+            # nothing. Into a term's empty reach, the word's reach is copied whole (in its order, less the term).
+            if (term, word) in added:
+                return
+            added.add((term, word))
+            met = found.get(term)
+            if met is None and self._credits_positive:
+                found[term] = met = dict(self.reaches[word])
+                met.pop(term, None)
+                return
+            if met is None:
+                found[term] = met = {}
             for other, credit in self.reaches[word].items():
                 if other != term and met.get(other, 0.0) < credit:
                     met[other] = credit

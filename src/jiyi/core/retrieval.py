@@ -17,6 +17,7 @@ The paths run one after the other in one worker thread: on a 2-core machine runn
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 import time
@@ -27,6 +28,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
+from jiyi.capability import CapabilityCheck
 from jiyi.core.fusion import PathHit, fuse, fused_scores
 from jiyi.core.graph_recall import asked_entities
 from jiyi.core.intent import (
@@ -142,21 +144,40 @@ def keyword_relevance(terms: Sequence[str], idf: dict[str, float], record: Memor
     larger of that and the share of the memory's words found in the query (a context query that talks about the
     memory among other things covers few of its own words). `idf` must then cover the memory's words too; an unknown
     word weighs 1."""
-    if not terms:
-        return 0.0
-    text = _normalized(record.content)
-    words = _indexed_words(record.content)
-    weights = [idf.get(t, 1.0) for t in terms]
-    found = [w for t, w in zip(terms, weights, strict=True) if t in words or (has_cjk(t) and t in text)]
-    # The keyword index matched at least one word, even where this check cannot see it.
-    of_query = max(sum(found), min(weights)) / sum(weights)
-    if len(terms) < LONG_QUERY_TERMS:
-        return of_query
-    query_words = set(terms)
-    memory_weights = {w: idf.get(w, 1.0) for w in words}
-    shared = sum(weight for word, weight in memory_weights.items() if word in query_words)
-    of_memory = shared / sum(memory_weights.values()) if memory_weights else 0.0
-    return max(of_query, of_memory)
+    return KeywordRelevance(terms, idf)(record.content)
+
+
+class KeywordRelevance:
+    """keyword_relevance() for one query, to the last bit: what depends on the query alone (each word's weight, whether
+    it is Chinese, their sum and least) is worked out once, not for each of the ~30 keyword candidates of a search."""
+
+    __slots__ = ("_floor", "_idf", "_long", "_query_words", "_terms", "_total", "_with_text")
+
+    def __init__(self, terms: Sequence[str], idf: dict[str, float]) -> None:
+        weights = [idf.get(t, 1.0) for t in terms]
+        self._terms = [(t, w, has_cjk(t)) for t, w in zip(terms, weights, strict=True)]
+        self._with_text = any(cjk for _, _, cjk in self._terms)  # only a Chinese word is looked for in the text
+        self._total = sum(weights)
+        self._floor = min(weights) if weights else 0.0
+        self._long = len(terms) >= LONG_QUERY_TERMS
+        self._query_words = set(terms)
+        self._idf = idf
+
+    def __call__(self, content: str) -> float:
+        if not self._terms:
+            return 0.0
+        words = _indexed_words(content)
+        text = _normalized(content) if self._with_text else ""
+        found = [w for t, w, cjk in self._terms if t in words or (cjk and t in text)]
+        # The keyword index matched at least one word, even where this check cannot see it.
+        of_query = max(sum(found), self._floor) / self._total
+        if not self._long:
+            return of_query
+        idf = self._idf
+        memory_weights = {w: idf.get(w, 1.0) for w in words}
+        shared = sum(weight for word, weight in memory_weights.items() if word in self._query_words)
+        of_memory = shared / sum(memory_weights.values()) if memory_weights else 0.0
+        return max(of_query, of_memory)
 
 
 def _held(term: str, words: Sequence[str], text: str, reach: dict[str, dict[str, float]] | None) -> float:
@@ -191,6 +212,8 @@ class PathResult:
     embed_ms: float = 0.0
     query_vector: np.ndarray | None = None
     reach: dict[str, dict[str, float]] = field(default_factory=dict)  # query word -> words it meets (lexicon)
+    # The hits' records where the path read them (the graph path's, to see which fit): fusion does not read them again.
+    records: dict[str, MemoryRecord] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -235,7 +258,8 @@ def recall_by_keyword(store: MemoryStore, request: SearchRequest, pool: int) -> 
     started = time.perf_counter()
     terms = query_terms(request.query)
     reach = lexicon().reach(request.query, terms)
-    met = [w for w in dict.fromkeys(w for words in reach.values() for w in words) if w not in terms]
+    asked = set(terms)
+    met = [w for w in dict.fromkeys(itertools.chain.from_iterable(reach.values())) if w not in asked]
     frequencies, total = store.document_frequencies([*terms, *met])
     # Words in a large share of all memories (去, 花, "like") cost the most to match and say the least; search with the
     # others when there are any. They still count, lightly, in keyword_relevance.
@@ -283,20 +307,24 @@ def recall_by_rules(store: MemoryStore, request: SearchRequest, query_vector: np
     return PathResult([ScoredId(memory_id, relevance) for memory_id, relevance in ranked], _ms(started))
 
 
+_keeps_entities = CapabilityCheck[EntityStore](EntityStore)  # asked on every search
+
+
 def recall_by_graph(store: MemoryStore, request: SearchRequest, settings: RetrievalSettings) -> PathResult:
     """The memories of the entities a question names (by name, alias or kinship term) and the memories behind their
     relations, one hop; a chained question ("my brother's girlfriend") reaches the entities it chains to as well
     (core/graph_recall.py). Each hit's score is the relevance the graph gives it, newest memories first."""
     started = time.perf_counter()
     user_id = request.scope.user_id
-    if settings.graph_limit <= 0 or not user_id or not isinstance(store, EntityStore):
+    entities = store if _keeps_entities(store) else None
+    if settings.graph_limit <= 0 or not user_id or entities is None:
         return PathResult([], 0.0)
-    asked = asked_entities(request.query, store.current_graph(user_id))
+    asked = asked_entities(request.query, entities.current_graph(user_id))
     found: dict[str, float] = {}
     for entity_ids, relevance in ((asked.reached, settings.graph_relevance),
                                   (asked.named, settings.graph_relevance * settings.graph_named_share)):
         if entity_ids:
-            for memory_id in store.entity_memories(user_id, entity_ids, settings.graph_limit):
+            for memory_id in entities.entity_memories(user_id, entity_ids, settings.graph_limit):
                 found.setdefault(memory_id, relevance)
     # The graph is the user's; the search may be narrower (an agent's or a run's memories, a filter, live ones only),
     # as the other paths' store queries are: what does not fit is not a candidate.
@@ -307,7 +335,8 @@ def recall_by_graph(store: MemoryStore, request: SearchRequest, settings: Retrie
             and (request.include_expired or record.expiration_date is None or record.expiration_date > now)}
     ranked = sorted(((memory_id, relevance) for memory_id, relevance in found.items() if memory_id in fits),
                     key=lambda item: -item[1])  # stable: newest first within one relevance
-    return PathResult([ScoredId(memory_id, relevance) for memory_id, relevance in ranked], _ms(started))
+    return PathResult([ScoredId(memory_id, relevance) for memory_id, relevance in ranked], _ms(started),
+                      records={memory_id: records[memory_id] for memory_id, _ in ranked})
 
 
 def in_scope(scope: Scope, asked: Scope) -> bool:
@@ -328,8 +357,14 @@ def candidate_pool(top_k: int) -> int:
 def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, paths: dict[str, PathResult],
                settings: RetrievalSettings) -> list[SearchHit]:
     """Every candidate of every path, best first (not cut to top_k)."""
-    ids = [h.memory_id for result in paths.values() for h in result.hits]
-    records = store.get_many(list(dict.fromkeys(ids)))
+    ids = list(dict.fromkeys(h.memory_id for result in paths.values() for h in result.hits))
+    # Every candidate's record, in the order of `ids` (as get_many gives them): those a path read already, the others
+    # read now.
+    known = {memory_id: record for result in paths.values() for memory_id, record in result.records.items()}
+    missing = [memory_id for memory_id in ids if memory_id not in known]
+    read = store.get_many(missing) if missing else {}
+    records = {memory_id: record for memory_id in ids
+               if (record := known[memory_id] if memory_id in known else read.get(memory_id)) is not None}
     calibration = embedder.calibration
     keyword = paths["keyword"]
     idf = dict(keyword.idf)
@@ -341,16 +376,19 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
             frequencies, total = store.document_frequencies(sorted(unknown))
             idf.update(inverse_document_frequencies(frequencies, total, sorted(unknown)))
 
-    def path_relevance(path: str, hit: ScoredId) -> float:
-        if path == "vector":
-            return max(calibration.relevance(hit.score), MIN_VECTOR_RELEVANCE)
-        if path == "keyword":
-            return keyword_relevance(keyword.terms, idf, records[hit.memory_id], keyword.reach)
-        return hit.score  # the rule's own
+    measure = KeywordRelevance(keyword.terms, idf)
+    cosine_relevance = calibration.relevance
 
-    ranked = {path: [PathHit(h.memory_id, h.score, path_relevance(path, h))
-                     for h in result.hits if h.memory_id in records]
-              for path, result in paths.items()}
+    def path_hits(path: str, hits: list[ScoredId]) -> list[PathHit]:
+        if path == "vector":
+            return [PathHit(h.memory_id, h.score, max(cosine_relevance(h.score), MIN_VECTOR_RELEVANCE))
+                    for h in hits if h.memory_id in records]
+        if path == "keyword":
+            return [PathHit(h.memory_id, h.score, measure(records[h.memory_id].content))
+                    for h in hits if h.memory_id in records]
+        return [PathHit(h.memory_id, h.score, h.score) for h in hits if h.memory_id in records]  # the rule's own
+
+    ranked = {path: path_hits(path, result.hits) for path, result in paths.items()}
     if (request.rules and settings.rule_limit > 0 and asks_for_advice(request.query)
             and names_what_advice_is_for(request.query)):
         ranked["rules"] = _with_constraints(ranked.get("rules", []), records, settings)
@@ -377,33 +415,47 @@ def fuse_paths(store: MemoryStore, embedder: Embedder, request: SearchRequest, p
                       in fused_scores(ranked, settings.path_weights, norm=norm).items()]
         ruled = {hit.memory_id: round(hit.raw_score, 6) for hit in ranked.get("rules", ())}
     hits = []
+    explain = request.explain
+    ranking = settings.ranking
+    weighs_questions = settings.question_weight != 1.0
+    factors: dict[str, float] = {}
     for memory_id, fused_score, fused_paths in candidates:
         record = records[memory_id]
         lift = support.get(memory_id, 0.0)
-        score, factors = settings.ranking.weigh(min(fused_score + lift, 1.0), record, now)
-        if episodes_weigh_less and record.category is Category.EPISODE:
+        # The factors of each weight are for `explain` alone: without it, the same score without their dict.
+        if explain:
+            score, factors = ranking.weigh(min(fused_score + lift, 1.0), record, now)
+        else:
+            score = ranking.weighed(min(fused_score + lift, 1.0), record, now)
+        category = record.category
+        if episodes_weigh_less and category is Category.EPISODE:
             score *= settings.episode_weight
-            factors["episode"] = settings.episode_weight
-        elif record.category is Category.MESSAGE:
+            if explain:
+                factors["episode"] = settings.episode_weight
+        elif category is Category.MESSAGE:
             score *= settings.message_weight
-            factors["message"] = settings.message_weight
-        if settings.question_weight != 1.0 and only_asks(record.content):
+            if explain:
+                factors["message"] = settings.message_weight
+        if weighs_questions and only_asks(record.content):
             score *= settings.question_weight
-            factors["question"] = settings.question_weight
+            if explain:
+                factors["question"] = settings.question_weight
         if memory_id in others:
             score *= settings.other_speaker_weight
-            factors["other_speaker"] = settings.other_speaker_weight
+            if explain:
+                factors["other_speaker"] = settings.other_speaker_weight
         if newest is not None:
             older_days = max((newest - (record.event_time or record.created_at)).total_seconds() / 86400, 0.0)
             newer = 0.5 ** (older_days / settings.now_half_life_days)
             score *= 1 - settings.now_weight * (1 - newer)
-            factors["now"] = round(newer, 4)
+            if explain:
+                factors["now"] = round(newer, 4)
         # Relevance is the fused score itself: on e5 a memory's cosine alone says little (an unrelated Chinese
         # sentence can score 0.87), agreement between the paths says more (bench/zh_retrieval.py). A memory a rule
         # brought (a preference for a request for advice) counts as relevant as the rule says, whatever its similarity.
         relevance = max(gated.get(memory_id, fused_score), ruled.get(memory_id, 0.0))
         details: dict[str, object] = {}
-        if request.explain:
+        if explain:
             details = {"fused": round(fused_score, 6), "paths": fused_paths,
                        "weights": {k: round(v, 4) for k, v in factors.items()}}
             if lift:
@@ -478,7 +530,9 @@ def without_covered_messages(ranked: Sequence[SearchHit], top_k: int, question: 
     turn itself.) A message saying word for word what a message above it said is left out."""
     superseded: dict[str, SearchHit] = {}
     for hit in ranked:  # best first: each message is replaced by the best fact that supersedes it
-        if hit.record.category not in (Category.MESSAGE, Category.EPISODE):  # a summary stands for no one message
+        # (A fact from one message supersedes none: its only source is its newest.)
+        if len(hit.record.provenance) > 1 and hit.record.category not in (Category.MESSAGE, Category.EPISODE):
+            # a summary stands for no one message
             newest = max((ref.created_at for ref in hit.record.provenance if ref.created_at), default=None)
             for ref in hit.record.provenance:
                 if newest is not None and ref.created_at is not None and ref.created_at < newest:

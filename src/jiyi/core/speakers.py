@@ -37,7 +37,12 @@ def speaker_of(record: MemoryRecord) -> str | None:
         return record.actor_id
     if record.role is None or len(record.provenance) != 1:
         return None
-    return speaker_prefix(record.content)  # a label such as "Favourite food: pizza" is not a speaker
+    return _speaker_prefix(record.content)  # a label such as "Favourite food: pizza" is not a speaker
+
+
+# The same candidates come back search after search, each asked whose words it is (other_speakers): its text read
+# once. Strings in and out: nothing the garbage collector tracks (as retrieval.py's caches of memory texts).
+_speaker_prefix = lru_cache(maxsize=50_000)(speaker_prefix)
 
 
 _GREETING_WORDS = (r"hey|hi|hiya|hello|yo|sup|wassup|dear|oh|ok|okay|so|well|thanks|thank you|morning|"

@@ -23,9 +23,10 @@ import re
 import unicodedata
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -36,6 +37,10 @@ COLUMN_WEIGHTS = {"terms": 1.0, "chars": 0.6}
 K1 = 1.2
 B = 0.75
 MIN_IDF = 1e-6
+MAX_KEPT = 512  # answers an index keeps for its rows as they are (ScopeKeywords.kept)
+KEPT_SCORES_ROWS = 256  # a phrase in this many rows or more has its rows' scores kept (ScopeKeywords.phrase_scores)
+
+_T = TypeVar("_T")
 
 # unicode61's token characters: letters and numbers (categories L*, N*), and any character past U+FFFF (emoji too).
 _TOKEN = re.compile(r"(?:[^\W_]|[\U00010000-\U0010FFFF])+")
@@ -80,26 +85,38 @@ class Phrase:
 def query_phrases(terms: Sequence[str]) -> list[Phrase]:
     """The phrases _keyword_query's MATCH holds for `terms`, in its order: each term in the terms column, and a
     Chinese one's characters as a phrase in the chars column."""
-    phrases = []
-    for term in terms:
-        phrases.append(Phrase("terms", tuple(fts_tokens(term))))
-        if has_cjk(term):
-            phrases.append(Phrase("chars", tuple(fts_tokens(" ".join(term)))))
-    return phrases
+    return [phrase for term in terms for phrase in _term_phrases(term)]
+
+
+@lru_cache(maxsize=65536)
+def _term_phrases(term: str) -> tuple[Phrase, ...]:
+    # The same words are searched search after search (and the words the lexicon reaches from them): tokenised once.
+    # Phrases are frozen: shared by every search that asks for the word.
+    if has_cjk(term):
+        return Phrase("terms", tuple(fts_tokens(term))), Phrase("chars", tuple(fts_tokens(" ".join(term))))
+    return (Phrase("terms", tuple(fts_tokens(term))),)
 
 
 class _Postings:
     """Rows (positions) holding a key, and how many times each holds it: growable; read as numpy copies (a view
-    would stop the arrays from growing for as long as it lives)."""
+    would stop the arrays from growing for as long as it lives). The copies are kept, read only, until the postings
+    grow (they only ever grow): the same common words are searched search after search, and copying a word's
+    thousands of postings each time cost more than scoring them."""
 
-    __slots__ = ("counts", "rows")
+    __slots__ = ("_arrays", "counts", "rows")
 
     def __init__(self) -> None:
         self.rows = array("i")
         self.counts = array("d")
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        return np.array(self.rows, dtype=np.int32), np.array(self.counts, dtype=np.float64)
+        kept = self._arrays
+        if kept is None or kept[0].shape[0] != len(self.rows):
+            rows, counts = np.array(self.rows, dtype=np.int32), np.array(self.counts, dtype=np.float64)
+            rows.flags.writeable = counts.flags.writeable = False
+            kept = self._arrays = (rows, counts)
+        return kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +151,13 @@ class ScopeKeywords:
         self._alive = bytearray()
         self._position: dict[int, int] = {}  # a live memory's rowid -> its row
         self.dead = 0
+        # What every search works out from the rows alone - numpy copies of the columns above (alive, rowids, expiries,
+        # sizes), bm25's length terms, where the newest rows of common words begin - kept until a row is added,
+        # removed or its expiry changes (`_changes`): see kept().
+        self._changes = 0
+        self._kept: dict[Hashable, Any] = {}
+        self._kept_at = 0
+        self._lengths_of = 0.0  # the average size the kept length terms are for
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -157,6 +181,7 @@ class ScopeKeywords:
 
     def _add_row(self, indexed: IndexedRow, term_tokens: list[str], char_tokens: list[str]) -> str:
         self.remove(indexed.rowid)
+        self._changes += 1
         text = "".join(char_tokens)
         if len(text) != len(char_tokens):  # not single characters: no pairs (the chars column holds none such)
             text = ""
@@ -184,24 +209,80 @@ class ScopeKeywords:
         if row is not None:
             self._alive[row] = 0
             self.dead += 1
+            self._changes += 1
 
     def set_expiry(self, rowid: int, expires: float) -> None:
         row = self._position.get(rowid)
         if row is not None:
             self._expires[row] = expires
+            self._changes += 1
+
+    def kept(self, key: Hashable, make: Callable[[], _T]) -> _T:
+        """`make()`, kept until the rows change: an answer that depends on this index alone. At most MAX_KEPT
+        answers: all are dropped past it."""
+        self._fresh()
+        if key not in self._kept:
+            self._kept[key] = make()
+        return self._kept[key]  # type: ignore[no-any-return]
+
+    def _fresh(self) -> None:
+        """Drop what was kept for rows that changed since, or everything kept once there are MAX_KEPT answers."""
+        if self._kept_at != self._changes or len(self._kept) >= MAX_KEPT:
+            self._kept, self._kept_at = {}, self._changes
+
+    def _array(self, key: Hashable, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """kept(), for an array: read only."""
+        def made() -> np.ndarray:
+            array = make()
+            array.flags.writeable = False
+            return array
+        return self.kept(key, made)
 
     def alive(self) -> np.ndarray:
-        """The rows of memories still indexed here (expired ones too)."""
-        return np.array(self._alive, dtype=bool)
+        """The rows of memories still indexed here (expired ones too). Read only."""
+        return self._array("alive", lambda: np.array(self._alive, dtype=bool))
 
     def unexpired(self, now: float) -> np.ndarray:
-        return np.array(self._expires, dtype=np.float64) > now
+        return self._array("expires", lambda: np.array(self._expires, dtype=np.float64)) > now
 
     def rowids(self) -> np.ndarray:
-        return np.array(self._rowids, dtype=np.int64)
+        """Read only."""
+        return self._array("rowids", lambda: np.array(self._rowids, dtype=np.int64))
 
     def sizes(self) -> np.ndarray:
-        return np.array(self._sizes, dtype=np.float64)
+        """Read only."""
+        return self._array("sizes", lambda: np.array(self._sizes, dtype=np.float64))
+
+    def length_terms(self, average_size: float) -> np.ndarray:
+        """bm25's k1 * (1 - b + b * size / average size) of each row, for a non-zero `average_size`. Read only."""
+        # Kept for one average only, and the phrases' scores with them (phrase_scores): the store's average moves
+        # with writes to other scopes, which leave these rows be.
+        if self._lengths_of != average_size:
+            self._kept = {key: value for key, value in self._kept.items()
+                          if key != "lengths" and not (isinstance(key, tuple) and key[0] == "scores")}
+            self._lengths_of = average_size
+        return self._array("lengths", lambda: K1 * (1 - B + B * self.sizes() / average_size))
+
+    def phrase_scores(self, phrase: Phrase, rows: np.ndarray, counts: np.ndarray, idf: float,
+                      lengths: np.ndarray) -> np.ndarray:
+        """A phrase's share of bm25 in each of its rows (`rows`, `counts`: its postings; `lengths`: length_terms()).
+        A common word's are the same search after search while the index and the store's figures (the phrase's IDF,
+        the average size) stay: kept, one answer a phrase, for these very postings and length terms - the index's
+        own, which it keeps too."""
+        def scores() -> np.ndarray:
+            frequency = counts * phrase.weight
+            share: np.ndarray = idf * (frequency * (K1 + 1)) / (frequency + lengths[rows])
+            share.flags.writeable = False
+            return share
+
+        self._fresh()
+        if rows.size < KEPT_SCORES_ROWS or lengths is not self._kept.get("lengths"):
+            return scores()
+        key = ("scores", phrase)
+        known = self._kept.get(key)
+        if known is None or known[0] is not rows or known[1] is not counts or known[2] != idf:
+            known = self._kept[key] = (rows, counts, idf, scores())
+        return known[3]
 
     def phrase_postings(self, phrase: Phrase) -> tuple[np.ndarray, np.ndarray] | None:
         """(rows, instances) of a phrase; None for a phrase of several words in the terms column (FTS5 answers it)."""
@@ -220,15 +301,21 @@ class ScopeKeywords:
             return empty
         if len(pairs) == 1:
             return pairs[0].arrays()  # type: ignore[union-attr]
-        candidates = pairs[0].arrays()[0]  # type: ignore[union-attr]
+        return self.kept(("phrase", text), lambda: self._rows_holding(text, pairs))  # type: ignore[arg-type]
+
+    def _rows_holding(self, text: str, pairs: list[_Postings]) -> tuple[np.ndarray, np.ndarray]:
+        """The rows holding `text` (three characters or more), found through its pairs, and its instances in each."""
+        candidates = pairs[0].arrays()[0]
         for postings in pairs[1:]:
-            candidates = np.intersect1d(candidates, postings.arrays()[0], assume_unique=True)  # type: ignore[union-attr]
+            candidates = np.intersect1d(candidates, postings.arrays()[0], assume_unique=True)
         rows, counts = [], []
         for row in candidates.tolist():
             if n := _occurrences(self._char_text[row], text):
                 rows.append(row)
                 counts.append(n)
-        return np.asarray(rows, dtype=np.int32), np.asarray(counts, dtype=np.float64)
+        found = np.asarray(rows, dtype=np.int32), np.asarray(counts, dtype=np.float64)
+        found[0].flags.writeable = found[1].flags.writeable = False
+        return found
 
 
 def _pairs(text: str) -> list[str]:
@@ -285,7 +372,7 @@ class Statistics:
 
 def length_terms(index: ScopeKeywords, statistics: Statistics) -> np.ndarray | None:
     """bm25's k1 * (1 - b + b * size / average size) of each row (None: an empty index, nothing scores)."""
-    return K1 * (1 - B + B * index.sizes() / statistics.average_size) if statistics.average_size else None
+    return index.length_terms(statistics.average_size) if statistics.average_size else None
 
 
 def bm25_scores(index: ScopeKeywords, phrases: Sequence[Phrase], postings: Sequence[tuple[np.ndarray, np.ndarray]],
@@ -298,8 +385,7 @@ def bm25_scores(index: ScopeKeywords, phrases: Sequence[Phrase], postings: Seque
     for phrase, (rows, counts), idf in zip(phrases, postings, statistics.idf(), strict=True):
         if rows.size == 0 or lengths is None:
             continue
-        frequency = counts * phrase.weight
-        scores[rows] += idf * (frequency * (K1 + 1)) / (frequency + lengths[rows])
+        scores[rows] += index.phrase_scores(phrase, rows, counts, idf, lengths)
         matched[rows] = True
     return scores, matched
 

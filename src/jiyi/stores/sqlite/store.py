@@ -229,6 +229,7 @@ class _ScopeVectors:
         # category_mask's answers, for as many rows as `_masks_rows`: rows are only ever appended (any other change
         # replaces this object), so an answer holds until the next append.
         self._masks: dict[tuple[bool, tuple[str, ...]], np.ndarray] = {}
+        self._derived: dict[object, Any] = {}  # category_rows' and earliest_expiry's answers, kept as the masks are
         self._masks_rows = 0
 
     def append(self, rowid: int, memory_id: str, vector: np.ndarray, expires: float, category: str) -> None:
@@ -265,6 +266,41 @@ class _ScopeVectors:
         """The rows a filter on the category alone allows (eq / ne / in / nin, or NOT of one), or None for any other
         filter. Every search filters by category (core memories; facts apart from kept messages): a few
         microseconds here against 2-3 ms of SQL over a 10k-memory scope."""
+        key = self._category_key(where)
+        return None if key is None else self._category_mask(key)
+
+    def category_rows(self, where: Node) -> np.ndarray | None:
+        """np.flatnonzero(category_mask(where)), kept as the mask is (read only, until an append): the rows a search
+        that no expiry narrows ranks (see earliest_expiry)."""
+        key = self._category_key(where)
+        if key is None:
+            return None
+        self._fresh()
+        rows = self._derived.get(("rows", key))
+        if rows is None:
+            rows = np.flatnonzero(self._category_mask(key))
+            rows.flags.writeable = False
+            self._derived[("rows", key)] = rows
+        return rows
+
+    def earliest_expiry(self) -> float:
+        """The soonest of the rows' expiries (inf: none expires, or no rows), kept until an append: while it is still to
+        come, the expiry mask of a search (expires > now) allows every row, and is left out."""
+        self._fresh()
+        earliest = self._derived.get("earliest")
+        if earliest is None:
+            n = len(self.ids)
+            earliest = self._derived["earliest"] = float(self._expires[:n].min()) if n else float("inf")
+        return earliest
+
+    def _fresh(self) -> None:
+        """Drop what was worked out for fewer rows than there are."""
+        n = len(self.ids)
+        if self._masks_rows != n:
+            self._masks, self._derived, self._masks_rows = {}, {}, n
+
+    @staticmethod
+    def _category_key(where: Node) -> tuple[bool, tuple[str, ...]] | None:
         negate = False
         if isinstance(where, Logic) and where.kind == "NOT" and len(where.items) == 1:
             negate, where = True, where.items[0]
@@ -273,11 +309,13 @@ class _ScopeVectors:
         values = tuple(where.value) if where.op in ("in", "nin") else (where.value,)
         if not all(isinstance(v, str) for v in values):
             return None
+        return negate ^ (where.op in ("ne", "nin")), values
+
+    def _category_mask(self, key: tuple[bool, tuple[str, ...]]) -> np.ndarray:
         # Every search asks for the same few filters, each over the whole scope: kept (read only) until an append.
-        key = (negate ^ (where.op in ("ne", "nin")), values)
+        values = key[1]
         n = len(self.ids)
-        if self._masks_rows != n:
-            self._masks, self._masks_rows = {}, n
+        self._fresh()
         mask = self._masks.get(key)
         if mask is None:
             # A lookup table over the codes' bytes, not np.isin: 25 us against 135 over 10k rows. -1 (a row of an
@@ -290,6 +328,38 @@ class _ScopeVectors:
             mask.flags.writeable = False
             self._masks[key] = mask
         return mask
+
+
+def _newest_common_rowid(index: ScopeKeywords, postings: Sequence[tuple[np.ndarray, np.ndarray]],
+                         is_common: Sequence[bool], alive: np.ndarray) -> int | None:
+    """The rowid of the KEYWORD_COMMON_ROWS-th newest live row a common phrase matches (None: fewer match): older
+    rows are ranked by the rare words alone (a mask, not np.unique: 30 us, not 650)."""
+    held = np.zeros(len(index), dtype=bool)
+    for (held_rows, _), is_it in zip(postings, is_common, strict=True):
+        if is_it:
+            held[held_rows] = True
+    common_rowids = index.rowids()[held & alive]
+    if common_rowids.size < KEYWORD_COMMON_ROWS:
+        return None
+    place = common_rowids.size - KEYWORD_COMMON_ROWS
+    return int(np.partition(common_rowids, place)[place])
+
+
+def _stable_smallest(values: np.ndarray, limit: int) -> np.ndarray:
+    """np.argsort(values, kind="stable")[:limit] - the `limit` smallest, ties in the order they come - without sorting
+    every value: a common word's matches are thousands, and the whole sort took more than the scoring. Every value
+    below the limit-th smallest is in, then as many of those equal to it as there is room for, first ones first;
+    those sorted stably are the whole sort's first `limit`."""
+    if limit <= 0:
+        return np.zeros(0, dtype=np.intp)
+    if values.shape[0] <= 4 * limit:
+        return np.argsort(values, kind="stable")[:limit]
+    kth = np.partition(values, limit - 1)[limit - 1]
+    if kth != kth:  # NaN: not among the values compared here (a score never is)
+        return np.argsort(values, kind="stable")[:limit]
+    ahead = np.flatnonzero(values < kth)
+    chosen = np.concatenate((ahead, np.flatnonzero(values == kth)[:limit - ahead.shape[0]]))
+    return chosen[np.argsort(values[chosen], kind="stable")]
 
 
 def _expiry_seconds(record: MemoryRecord) -> float:
@@ -724,7 +794,9 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             frozen = [freeze(record) for record in read]
             with self._lock:
                 self._records.put(frozen, generation)
-        found = {memory_id: thaw(values) for memory_id, values in kept.items()}
+        found = {memory_id: thaw(values) for memory_id, values in kept.items()}  # in the order asked
+        if not read:
+            return found
         found.update((record.id, record) for record in read)
         return {memory_id: found[memory_id] for memory_id in ids if memory_id in found}
 
@@ -877,8 +949,15 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             if matrix.shape[0] == 0:
                 return []
             scores = self._scores(cached, matrix, query)
-            mask = None if include_expired else expires > datetime.now(UTC).timestamp()
-            if where is not None:
+            mask: np.ndarray | None = None
+            # An expiry mask that allows every row (no row expires before now) changes nothing: left out, and a
+            # category filter's rows are then the ones kept for it (category_rows).
+            if not include_expired:
+                now = datetime.now(UTC).timestamp()
+                if not cached.earliest_expiry() > now:
+                    mask = expires > now
+            rows = cached.category_rows(where) if where is not None and mask is None else None
+            if where is not None and rows is None:
                 allowed = cached.category_mask(where)
                 if allowed is None:
                     allowed = np.isin(np.asarray(cached.rowids, dtype=np.int64), self._allowed_rowids(scope, where))
@@ -886,8 +965,10 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
             ids = cached.ids
         # The best among the rows the filters allow, selected from those rows alone: a search's core memories and
         # kept messages are a small share of a scope, and partitioning all its rows cost ~80 us a call at 10k.
-        rows = np.arange(scores.shape[0]) if mask is None else np.flatnonzero(mask)
-        candidates = scores[rows]
+        if rows is None:
+            rows = np.arange(scores.shape[0]) if mask is None else np.flatnonzero(mask)
+        # Every row (no filter, or one that every row passes): the scores as they are, not a copy of them.
+        candidates = scores if rows.shape[0] == scores.shape[0] else scores[rows]
         limit = min(limit, rows.shape[0])
         top = np.argpartition(-candidates, limit - 1)[:limit] if limit < rows.shape[0] else np.arange(rows.shape[0])
         top = top[np.argsort(-candidates[top], kind="stable")]
@@ -981,17 +1062,14 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
         matched &= alive if include_expired else alive & index.unexpired(datetime.now(UTC).timestamp())
         common = {term for term in terms if frequencies[term] > KEYWORD_COMMON_ROWS}
         if common:  # as the SQL below: memories older than the newest KEYWORD_COMMON_ROWS that a common word matches
-            # are ranked by the rare words alone (a mask, not np.unique: 30 us, not 650)
+            # are ranked by the rare words alone
             is_common = [term in common for term, term_phrases in by_term for _ in term_phrases]
-            held = np.zeros(len(index), dtype=bool)
-            for (held_rows, _), is_it in zip(found, is_common, strict=True):
-                if is_it:
-                    held[held_rows] = True
-            rowids = index.rowids()
-            common_rowids = rowids[held & alive]
-            if common_rowids.size >= KEYWORD_COMMON_ROWS:
-                place = common_rowids.size - KEYWORD_COMMON_ROWS
-                cut = np.partition(common_rowids, place)[place]
+            # Where that begins depends on the index alone: kept with it, as the same common words come back.
+            key = ("newest common", KEYWORD_COMMON_ROWS,
+                   tuple(phrase for phrase, is_it in zip(phrases, is_common, strict=True) if is_it))
+            cut = index.kept(key, lambda: _newest_common_rowid(index, found, is_common, alive))
+            if cut is not None:
+                rowids = index.rowids()
                 rare = [(phrase, p, n) for phrase, p, n, is_it
                         in zip(phrases, found, statistics.phrase_rows, is_common, strict=True) if not is_it]
                 rare_scores, rare_matched = bm25_scores(index, [r[0] for r in rare], [r[1] for r in rare],
@@ -1000,7 +1078,7 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                 scores[older] = rare_scores[older]
                 matched &= ~older | rare_matched
         candidates = np.flatnonzero(matched)
-        best = candidates[np.argsort(-scores[candidates], kind="stable")[:limit]]
+        best = candidates[_stable_smallest(-scores[candidates], limit)]
         return [ScoredId(index.ids[i], score) for i, score in zip(best.tolist(), scores[best].tolist(), strict=True)]
 
     def _indexed_rows(self, scope: Scope) -> list[IndexedRow]:
@@ -1121,15 +1199,16 @@ class SqliteStore(MemoryStore, KeyStore, SessionStore, ConsoleStore, EntityStore
                " FROM messages m WHERE m.id IN ({marks})")
         with self._lock:
             self._check_foreign_writes()
-            missing = [m for m in dict.fromkeys(message_ids) if m not in self._previous]
+            known = self._previous
+            missing = list(dict.fromkeys(m for m in message_ids if m not in known))
             if missing:
-                if len(self._previous) + len(missing) > MAX_PREVIOUS_MESSAGES:
-                    self._previous.clear()
+                if len(known) + len(missing) > MAX_PREVIOUS_MESSAGES:
+                    known.clear()
                 marks = ", ".join("?" * len(missing))
                 rows = self._db.execute(sql.format(marks=marks), missing).fetchall()
-                self._previous.update((row[0], row[1]) for row in rows)  # unknown ids are asked again next time
-            previous = {m: self._previous.get(m) for m in message_ids}
-        return {message: before for message, before in previous.items() if before is not None}
+                known.update((row[0], row[1]) for row in rows)  # unknown ids are asked again next time
+            # In the order asked, each id once (a dict keeps where a key first came).
+            return {message: before for message in message_ids if (before := known.get(message)) is not None}
 
     # --- the write path's queue ------------------------------------------------------------------------------
 

@@ -51,7 +51,8 @@ class Vocabulary:
     def docs(self, db: sqlite3.Connection, words: Sequence[Word]) -> dict[Word, int]:
         """How many memories hold each word in its column (0: none)."""
         self._check(db)
-        missing = [word for word in dict.fromkeys(words) if word not in self._docs]
+        known = self._docs
+        missing = list(dict.fromkeys(word for word in words if word not in known))
         if missing:
             columns = sorted({column for column, _ in missing})
             terms = list(dict.fromkeys(term for _, term in missing))
@@ -59,8 +60,8 @@ class Vocabulary:
                 f"SELECT col, term, doc FROM memory_vocab WHERE col IN ({', '.join('?' for _ in columns)}) "
                 f"AND term IN ({', '.join('?' for _ in terms)})", [*columns, *terms])}
             for word in missing:
-                self._docs[word] = found.get(word, 0)
-        return {word: self._docs[word] for word in words}
+                known[word] = found.get(word, 0)
+        return {word: known[word] for word in words}
 
     def docs_and_total(self, db: sqlite3.Connection, words: Sequence[Word]) -> tuple[dict[Word, int], int]:
         """docs(), and the memories ever stored (max(rowid): deleted ones too, and O(1)) — the IDF's N."""
