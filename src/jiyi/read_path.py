@@ -458,7 +458,7 @@ class ReadPath:
                    else None)
             # Candidates out of the question's reach (core/relevance_bar.py MIN_COSINE) go in by no bar, nor the
             # best of them by the reminder's lower one (the second value: False).
-            if bar is not None and out_of_reach(question, hits, self.embedder.calibration):
+            if bar is not None and out_of_reach(question, hits, self.embedder.calibration, self.embedder.model_id):
                 return [], False
             anchors = [h for h in hits if h.relevance >= min_relevance]
             if not anchors and bar is not None and clears(question, hits, self.embedder.calibration, bar):

