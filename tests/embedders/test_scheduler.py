@@ -385,6 +385,7 @@ def test_a_lone_query_runs_on_the_first_engine_not_aside() -> None:
         assert np.array_equal(scheduler.embed_query(question), HASHING_64.embed_query(question))
     assert [kind for kind, _ in embedder.calls] == ["query", "query"]
     scheduler.close()
+    assert scheduler.use.aside_calls == 0 and scheduler.use.queries == 2
 
 
 @pytest.mark.parametrize("first", ["query", "documents"])
@@ -406,7 +407,11 @@ def test_queries_arriving_while_the_first_engine_is_busy_run_aside_at_once(first
         busy.result(5)
     assert embedder.calls[0][0] == first and {kind for kind, _ in embedder.calls[1:]} == {"aside"}
     assert sorted(text for _, texts in embedder.calls[1:] for text in texts) == [f"question {i}" for i in range(3)]
-    scheduler.close()
+    scheduler.close()  # its threads joined: every call counted
+    # Counted apart (the metrics' memory_embedding_second_engine_*) and within the query totals.
+    use = scheduler.use
+    assert use.aside_calls == len(embedder.calls) - 1 and use.aside_queries == 3 and use.aside_seconds > 0
+    assert use.queries == 3 + (first == "query") and use.query_calls == use.aside_calls + (first == "query")
 
 
 def test_an_embedder_with_one_engine_gets_no_aside_thread(gated: GatedEmbedder, pool: ThreadPoolExecutor) -> None:

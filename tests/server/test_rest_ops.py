@@ -110,6 +110,9 @@ def test_metrics_count_adds_searches_store_size_and_requests(client: httpx.Clien
     assert sample(samples, "memory_embedding_model_calls_total", kind="query") == 1
     assert (sample(samples, "memory_embedding_texts_total", kind="passage") or 0) >= 5
     assert (sample(samples, "memory_embedding_model_seconds_total", kind="passage") or 0) > 0
+    # A lone search finds the first engine free: nothing ran on a second one (exported all the same).
+    assert sample(samples, "memory_embedding_second_engine_calls_total") == 0
+    assert sample(samples, "memory_embedding_second_engine_texts_total") == 0
 
 
 def test_metrics_use_route_templates_not_raw_paths(client: httpx.Client) -> None:

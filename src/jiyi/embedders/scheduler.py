@@ -84,6 +84,11 @@ class ModelUse:
     passage_calls: int = 0
     passages: int = 0
     passage_seconds: float = 0.0
+    # Of the query calls, texts and seconds, those the second engine ran (QueriesAside): how often searches found the
+    # first engine busy, and what the second one cost.
+    aside_calls: int = 0
+    aside_queries: int = 0
+    aside_seconds: float = 0.0
 
 
 @dataclass(eq=False)
@@ -403,9 +408,14 @@ class EmbeddingScheduler:
                     job.future.set_exception(exc)
         finally:
             with self._cond:
+                spent = time.perf_counter() - began
                 self.use.query_calls += 1 if batcher is not None else len(batch)
                 self.use.queries += len(batch)
-                self.use.query_seconds += time.perf_counter() - began
+                self.use.query_seconds += spent
+                if aside is not None:
+                    self.use.aside_calls += 1
+                    self.use.aside_queries += len(batch)
+                    self.use.aside_seconds += spent
 
     def _run_chunk(self, job: _Job, start: int, end: int, chars: int) -> None:
         began = time.perf_counter()

@@ -65,6 +65,15 @@ class _ModelUse(Collector):
             family.add_metric(["query"], queries)
             family.add_metric(["passage"], passages)
             yield family
+        # Of the query rows, what the model's second engine ran (the queries that found the first one busy).
+        for name, documentation, value in (
+                ("memory_embedding_second_engine_calls", "Query calls run on the model's second engine",
+                 use.aside_calls),
+                ("memory_embedding_second_engine_texts", "Queries embedded on the model's second engine",
+                 use.aside_queries),
+                ("memory_embedding_second_engine_seconds", "Seconds the model's second engine was busy",
+                 use.aside_seconds)):
+            yield CounterMetricFamily(name, documentation, value=value)
 
 
 class Metrics:
