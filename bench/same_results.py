@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -165,12 +166,7 @@ def main() -> int:
                         np.asarray(embedder.embed_queries([query for _, query in plan]), dtype=np.float32))
                 before = run_side(baseline_src, path, work, f"baseline-{i}", f"plan-{i}.json", f"vectors-{i}.npy")
                 after = run_side(ROOT / "src", path, work, f"head-{i}", f"plan-{i}.json", f"vectors-{i}.npy")
-                changed = [k for k, (old, new) in enumerate(zip(before, after, strict=True)) if old != new]
-                differing += len(changed)
-                print(f"{path.name}: {len(plan)} queries, {sum(map(len, before))} hits at {baseline}; "
-                      f"{len(changed)} differ in this working tree", flush=True)
-                for k in changed[:5]:
-                    print(f"  {plan[k]!r}\n    {baseline}: {_brief(before[k])}\n    here: {_brief(after[k])}")
+                differing += report(path.name, plan, before, after, baseline)
             return 1 if differing else 0
         (work / "queries.json").write_text(json.dumps({"searches": [["load", query] for query in asked],
                                                        "refresh": False}, ensure_ascii=False), encoding="utf-8")
@@ -179,13 +175,18 @@ def main() -> int:
             store = seeded_store(n, baseline, baseline_src)
             before = run_side(baseline_src, store, work, f"baseline-{n}")
             after = run_side(ROOT / "src", store, work, f"head-{n}")
-            changed = [i for i, (old, new) in enumerate(zip(before, after, strict=True)) if old != new]
-            differing += len(changed)
-            print(f"{n} memories: {len(asked)} queries, {sum(map(len, before))} hits at {baseline}; "
-                  f"{len(changed)} queries differ in this working tree", flush=True)
-            for i in changed[:5]:
-                print(f"  {asked[i]!r}\n    {baseline}: {_brief(before[i])}\n    here: {_brief(after[i])}")
+            differing += report(f"{n} memories", asked, before, after, baseline)
     return 1 if differing else 0
+
+
+def report(label: str, queries: Sequence[Any], before: list[Any], after: list[Any], baseline: str) -> int:
+    """Print how many of the queries' hits differ between the two sides (and the first few); returns that count."""
+    changed = [i for i, (old, new) in enumerate(zip(before, after, strict=True)) if old != new]
+    print(f"{label}: {len(queries)} queries, {sum(map(len, before))} hits at {baseline}; "
+          f"{len(changed)} queries differ in this working tree", flush=True)
+    for i in changed[:5]:
+        print(f"  {queries[i]!r}\n    {baseline}: {_brief(before[i])}\n    here: {_brief(after[i])}")
+    return len(changed)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ GENERIC = frozenset("""home house flat apartment apt place room dorm dorms hall 
 countryside suburbs suburb uptown downtown upstate abroad overseas there here somewhere nowhere uni university college
 school work office job gym church hospital clinic shop store mall bar pub cafe restaurant kitchen warehouse factory
 farm site base army navy military airforce lab library class practice rehab hotel hostel airport station center centre
-company firm startup agency team store night nights day days week weeks weekend weekends summer winter spring fall
+company firm startup agency team night nights day days week weeks weekend weekends summer winter spring fall
 autumn morning mornings evening evenings""".split())
 
 # Head nouns that end a name of two words ("lous diner", "oak park"): a second word is part of the name only so,
